@@ -1,0 +1,125 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings every target shares: explicit existentials, imports visible only where declared,
+/// and internal imports unless a module re-exports a type on purpose.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "roomcast",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "roomcast", targets: ["roomcast"]),
+        .library(name: "RedisClient", targets: ["RedisClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: ["YAML"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+    ],
+    targets: [
+        // MARK: Redis
+
+        // hiredis's `.pc` file puts /usr/include/hiredis on every dependent's include path (see
+        // PITFALLS.md), so the header paths are spelled out in the shim instead of via pkg-config;
+        // the provider hint still tells a missing library's users what to install.
+        .systemLibrary(
+            name: "CHiredis",
+            path: "Sources/CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+        .target(
+            name: "RedisClient",
+            dependencies: [
+                "CHiredis",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Gateway
+
+        .target(
+            name: "RoomcastServer",
+            dependencies: [
+                "RedisClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "roomcast",
+            dependencies: [
+                "RoomcastServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Benchmarks
+
+        .executableTarget(
+            name: "RedisClientBenchmark",
+            dependencies: [
+                "RedisClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Benchmarks/RedisClientBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+
+        .target(
+            name: "RoomcastTestSupport",
+            dependencies: [],
+            path: "Tests/RoomcastTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RedisClientTests",
+            dependencies: [
+                "RedisClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RedisClientIntegrationTests",
+            dependencies: [
+                "RedisClient",
+                "RoomcastTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RoomcastServerTests",
+            dependencies: [
+                "RoomcastServer",
+                "RoomcastTestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

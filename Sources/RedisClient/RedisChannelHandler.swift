@@ -1,0 +1,160 @@
+import NIOCore
+
+/// The pipeline end of one Redis connection: writes requests, parses replies with hiredis and
+/// completes requests in order (Redis answers in the order it was asked).
+///
+/// Every command has a deadline. A reply cannot be skipped in RESP, so when the oldest request
+/// passes its deadline the connection is useless: all requests fail and the channel closes.
+final class RedisChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// A request waiting for its replies.
+    private struct Pending {
+        var request: RedisRequest
+        var received: [RedisReply] = []
+    }
+
+    private enum State {
+        case idle
+        case active(ChannelHandlerContext)
+        case closed(RedisError)
+    }
+
+    private let reader: RESPReader
+    private let endpointDescription: String
+    /// Set on subscriber connections: push messages go here instead of to a request.
+    private let onPush: (@Sendable (RedisPubSubMessage) -> Void)?
+    private var state: State = .idle
+    private var pending = CircularBuffer<Pending>(initialCapacity: 16)
+    private var timeoutTask: Scheduled<Void>?
+    private var flushScheduled = false
+
+    init(
+        allocator: ByteBufferAllocator,
+        endpointDescription: String,
+        onPush: (@Sendable (RedisPubSubMessage) -> Void)? = nil
+    ) {
+        self.reader = RESPReader(allocator: allocator)
+        self.endpointDescription = endpointDescription
+        self.onPush = onPush
+    }
+
+    // MARK: Requests
+
+    /// Writes a request; its replies complete it. Must be called on the channel's event loop.
+    func enqueue(_ request: RedisRequest) {
+        guard case .active(let context) = state else {
+            if case .closed(let error) = state {
+                request.fail(error)
+            } else {
+                request.fail(RedisError(.connectionClosed, "connection to \(endpointDescription) is not open"))
+            }
+            return
+        }
+        pending.append(Pending(request: request))
+        context.write(wrapOutboundOut(request.bytes), promise: nil)
+        scheduleFlush(context)
+        scheduleTimeout(context)
+    }
+
+    /// Many callers write in the same event-loop tick; one flush (one syscall) serves them all.
+    private func scheduleFlush(_ context: ChannelHandlerContext) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushScheduled = false
+            if case .active = self.state { context.flush() }
+        }
+    }
+
+    /// One timer watches the oldest request; it re-arms for the next one when it fires early.
+    private func scheduleTimeout(_ context: ChannelHandlerContext) {
+        guard timeoutTask == nil, let oldest = pending.first else { return }
+        timeoutTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: oldest.request.deadline) {
+            self.timeoutTask = nil
+            guard let oldest = self.pending.first else { return }
+            if oldest.request.deadline <= .now() {
+                self.close(
+                    context,
+                    RedisError(.timeout, "no reply to \(oldest.request.name) from \(self.endpointDescription) in time")
+                )
+            } else {
+                self.scheduleTimeout(context)
+            }
+        }
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { state = .active(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if case .idle = state { state = .active(context) }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        do {
+            try reader.feed(unwrapInboundIn(data))
+            while let reply = try reader.next() {
+                try dispatch(reply)
+            }
+        } catch {
+            close(context, error)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failAll(RedisError(.connectionClosed, "connection to \(endpointDescription) closed"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        close(context, RedisError(.connectionClosed, "connection to \(endpointDescription) failed", underlying: error))
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failAll(RedisError(.connectionClosed, "connection to \(endpointDescription) closed"))
+    }
+
+    // MARK: Replies
+
+    private func dispatch(_ reply: RedisReply) throws(RedisError) {
+        if let onPush, case .array(let elements) = reply, let message = RedisPubSubMessage(pushReply: elements) {
+            onPush(message)
+            return
+        }
+        guard !pending.isEmpty else {
+            throw RedisError(.protocolError, "\(endpointDescription) sent a reply nobody asked for: \(reply)")
+        }
+        switch pending[pending.startIndex].request.completion {
+        case .single(let promise):
+            pending.removeFirst()
+            promise.succeed(reply)
+        case .batch(let promise):
+            pending[pending.startIndex].received.append(reply)
+            let done = pending[pending.startIndex].received.count == pending[pending.startIndex].request.replyCount
+            if done {
+                promise.succeed(pending.removeFirst().received)
+            }
+        }
+    }
+
+    private func close(_ context: ChannelHandlerContext, _ error: RedisError) {
+        failAll(error)
+        context.close(promise: nil)
+    }
+
+    private func failAll(_ error: RedisError) {
+        if case .closed = state { return }
+        state = .closed(error)
+        timeoutTask?.cancel()
+        timeoutTask = nil
+        while let entry = pending.popFirst() {
+            entry.request.fail(error)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Crypto
+
+/// A Lua script known by its SHA1, run with `EVALSHA`.
+public struct RedisScript: Sendable, Hashable {
+    /// A short name for logs and errors.
+    public let name: String
+    /// The Lua source.
+    public let source: String
+    /// The lowercase hex SHA1 of `source`, as `SCRIPT LOAD` reports it.
+    public let sha1: String
+
+    /// Creates a script; the SHA1 is computed here, once.
+    public init(name: String, source: String) {
+        self.name = name
+        self.source = source
+        self.sha1 = Insecure.SHA1.hash(data: Array(source.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}
+
+extension RedisClient {
+    /// Loads scripts into Redis's script cache (`SCRIPT LOAD`), failing early on a Lua syntax error.
+    public func load(_ scripts: [RedisScript]) async throws(RedisError) {
+        for script in scripts {
+            let sha = try await send(RedisCommand("SCRIPT", "LOAD", script.source), as: String.self)
+            guard sha == script.sha1 else {
+                throw RedisError(.unexpectedReply, "Redis hashed script \(script.name) as \(sha), expected \(script.sha1)")
+            }
+        }
+    }
+
+    /// Runs a script with `EVALSHA`; when Redis has lost it (`NOSCRIPT` after a restart or
+    /// `SCRIPT FLUSH`), loads it again and retries once.
+    public func evaluate(
+        _ script: RedisScript,
+        keys: [String] = [],
+        arguments: [any RedisArgument] = [],
+        timeout: Duration? = nil
+    ) async throws(RedisError) -> RedisReply {
+        let command = RedisCommand("EVALSHA", [script.sha1, keys.count] + keys + arguments, keys: keys)
+        do {
+            return try await send(command, timeout: timeout)
+        } catch where error.replyPrefix == "NOSCRIPT" {
+            try await load([script])
+            return try await send(command, timeout: timeout)
+        }
+    }
+}

@@ -1,0 +1,270 @@
+public import Logging
+public import NIOCore
+public import NIOPosix
+public import ServiceLifecycle
+import Synchronization
+
+/// A dedicated pub/sub connection that keeps its subscriptions through reconnects.
+///
+/// The subscriber remembers which channels its owner wants. When the connection drops it
+/// reports ``Event/connectionLost(_:)``, reconnects with backoff, subscribes to every wanted
+/// channel again and reports ``Event/restored(channels:)``: messages published in between may
+/// have been missed, and the owner decides how to repair that gap.
+public final class RedisSubscriber: Service, Sendable {
+    /// What the subscriber tells its owner.
+    public enum Event: Sendable {
+        /// A message on a subscribed channel, delivered on the connection's event loop.
+        case message(RedisPubSubMessage)
+        /// The connection dropped; messages may be missed until ``restored(channels:)``.
+        case connectionLost(RedisError)
+        /// A new connection is subscribed to these channels again.
+        case restored(channels: [String])
+    }
+
+    private struct State {
+        var wanted: Set<String> = []
+        /// Set only once the connection is subscribed to everything wanted.
+        var connection: RedisConnection?
+        var waiters: [Int: EventLoopPromise<Void>] = [:]
+        var lastError: RedisError?
+        var isShutdown = false
+    }
+
+    private enum Step {
+        case done
+        case fail(RedisError)
+        case sent(EventLoopFuture<[RedisReply]>)
+        case wait(EventLoopPromise<Void>, id: Int)
+    }
+
+    /// The configuration the subscriber was created with.
+    public let configuration: RedisConfiguration
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let onEvent: @Sendable (Event) -> Void
+    // A mutex keeps "update the wanted set" and "write the command" one step, so concurrent
+    // subscribe and unsubscribe calls reach Redis in the order they changed the set.
+    private let state = Mutex(State())
+    private let nextWaiterID = Atomic<Int>(0)
+
+    /// Creates a subscriber; it connects once `run()` is running.
+    /// - Parameter onEvent: receives messages (on the connection's event loop, so keep it short)
+    ///   and connection changes.
+    public init(
+        configuration: RedisConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "redis.subscriber"),
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.onEvent = onEvent
+    }
+
+    /// The channels the owner wants, whether or not the connection is up.
+    public var channels: Set<String> { state.withLock { $0.wanted } }
+
+    /// True while connected and subscribed to every wanted channel.
+    public var isConnected: Bool { state.withLock { $0.connection != nil } }
+
+    // MARK: Subscriptions
+
+    /// Subscribes to channels and returns once Redis confirmed them.
+    ///
+    /// While disconnected it waits for the connection up to the timeout; the channels stay wanted
+    /// even if that wait times out, and are subscribed on reconnect.
+    public func subscribe(_ channels: [String], timeout: Duration? = nil) async throws(RedisError) {
+        guard !channels.isEmpty else { return }
+        let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
+        var waited = false
+        while true {
+            let step = state.withLock { state -> Step in
+                if state.isShutdown { return .fail(Self.shutdownError) }
+                if !waited { state.wanted.formUnion(channels) }
+                // After a wait, an unsubscribe may have come first; it wins.
+                let targets = waited ? channels.filter(state.wanted.contains) : channels
+                if targets.isEmpty { return .done }
+                guard let connection = state.connection else {
+                    let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
+                    let promise = eventLoopGroup.any().makePromise(of: Void.self)
+                    state.waiters[id] = promise
+                    return .wait(promise, id: id)
+                }
+                return .sent(Self.write("SUBSCRIBE", targets, on: connection, deadline: deadline))
+            }
+            switch step {
+            case .done:
+                return
+            case .fail(let error):
+                throw error
+            case .sent(let replies):
+                try Self.check(try await replies.redisResult(), confirm: "subscribe")
+                return
+            case .wait(let promise, let id):
+                promise.futureResult.eventLoop.scheduleTask(deadline: deadline) {
+                    let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
+                    let reason = lastError.map { " (\($0.message))" } ?? ""
+                    waiter?.fail(RedisError(.timeout, "not subscribed to \(channels.joined(separator: ", ")) in time\(reason)"))
+                }
+                try await promise.futureResult.redisResult()
+                waited = true
+            }
+        }
+    }
+
+    /// Unsubscribes from channels; returns once Redis confirmed it (at once while disconnected).
+    public func unsubscribe(_ channels: [String], timeout: Duration? = nil) async throws(RedisError) {
+        guard !channels.isEmpty else { return }
+        let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
+        let replies = state.withLock { state -> EventLoopFuture<[RedisReply]>? in
+            state.wanted.subtract(channels)
+            return state.connection.map { Self.write("UNSUBSCRIBE", channels, on: $0, deadline: deadline) }
+        }
+        if let replies {
+            try Self.check(try await replies.redisResult(), confirm: "unsubscribe")
+        }
+    }
+
+    private static func write(_ verb: String, _ channels: [String], on connection: RedisConnection, deadline: NIODeadline) -> EventLoopFuture<[RedisReply]> {
+        // Redis confirms each channel with its own reply.
+        connection.submit(name: verb, bytes: RedisCommand(verb, channels).encoded, replyCount: channels.count, deadline: deadline)
+    }
+
+    private static func check(_ replies: [RedisReply], confirm kind: String) throws(RedisError) {
+        for reply in replies {
+            guard case .array(let elements) = reply, elements.first?.string == kind else {
+                throw RedisError.unexpected(reply, expected: "a \(kind) confirmation")
+            }
+        }
+    }
+
+    private static let shutdownError = RedisError(.clientShutdown, "the Redis subscriber was shut down")
+
+    // MARK: Connection
+
+    /// Keeps the connection up and subscribed until cancelled or a graceful shutdown.
+    public func run() async {
+        await cancelWhenGracefulShutdown {
+            await self.maintain()
+        }
+        shutdown()
+    }
+
+    /// Closes the connection and fails waiting callers; `run()` does this when it ends.
+    public func shutdown() {
+        let (connection, waiters) = state.withLock { state in
+            state.isShutdown = true
+            defer {
+                state.connection = nil
+                state.waiters.removeAll()
+            }
+            return (state.connection, Array(state.waiters.values))
+        }
+        for waiter in waiters { waiter.fail(Self.shutdownError) }
+        connection?.closeSoon()
+    }
+
+    private func maintain() async {
+        var failures = 0
+        var wasConnected = false
+        let onEvent = self.onEvent
+        while !Task.isCancelled {
+            let connection: RedisConnection
+            let restored: [String]
+            do {
+                connection = try await RedisConnection.connect(
+                    configuration: configuration,
+                    eventLoop: eventLoopGroup.next(),
+                    onPush: { onEvent(.message($0)) }
+                )
+                restored = try await resubscribe(connection)
+            } catch {
+                failures += 1
+                state.withLock { $0.lastError = error }
+                if failures == 1 || failures.isMultiple(of: 20) {
+                    logger.warning("Redis subscriber cannot connect, retrying", metadata: ["error": "\(error)", "attempts": "\(failures)"])
+                }
+                try? await Task.sleep(for: configuration.reconnectBackoff.delay(attempt: failures))
+                continue
+            }
+            failures = 0
+            if wasConnected {
+                logger.info("Redis subscriber reconnected", metadata: ["channels": "\(restored.count)"])
+                onEvent(.restored(channels: restored))
+            }
+            wasConnected = true
+            await watch(connection)
+            let error = RedisError(.connectionClosed, "subscriber connection to \(configuration.endpoint) closed")
+            state.withLock {
+                $0.connection = nil
+                $0.lastError = error
+            }
+            if !Task.isCancelled {
+                logger.warning("Redis subscriber connection lost, reconnecting")
+                onEvent(.connectionLost(error))
+            }
+        }
+    }
+
+    /// Subscribes a new connection to everything wanted, then opens it to callers.
+    private func resubscribe(_ connection: RedisConnection) async throws(RedisError) -> [String] {
+        let deadline = NIODeadline.now() + TimeAmount(configuration.commandTimeout)
+        let snapshot = state.withLock { Array($0.wanted) }
+        do {
+            if !snapshot.isEmpty {
+                try Self.check(try await Self.write("SUBSCRIBE", snapshot, on: connection, deadline: deadline).redisResult(), confirm: "subscribe")
+            }
+        } catch {
+            await connection.close()
+            throw error
+        }
+        let (waiters, dropped, isShutdown) = state.withLock { state in
+            // Channels unsubscribed while the snapshot was being subscribed are dropped again.
+            let dropped = snapshot.filter { !state.wanted.contains($0) }
+            if !dropped.isEmpty, !state.isShutdown {
+                _ = Self.write("UNSUBSCRIBE", dropped, on: connection, deadline: deadline)
+            }
+            if !state.isShutdown { state.connection = connection }
+            defer { state.waiters.removeAll() }
+            return (Array(state.waiters.values), dropped, state.isShutdown)
+        }
+        if isShutdown {
+            await connection.close()
+            throw Self.shutdownError
+        }
+        for waiter in waiters { waiter.succeed() }
+        return snapshot.filter { !dropped.contains($0) }
+    }
+
+    /// Returns when the connection closes; a `PING` per interval finds a link that died silently.
+    private func watch(_ connection: RedisConnection) async {
+        let interval = configuration.healthCheckInterval
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await connection.closeFuture.get() }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        if Task.isCancelled { return }
+                        do {
+                            _ = try await connection.request(
+                                name: "PING",
+                                bytes: RedisCommand("PING").encoded,
+                                replyCount: 1,
+                                deadline: .now() + TimeAmount(interval)
+                            )
+                        } catch {
+                            connection.closeSoon()
+                            return
+                        }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        } onCancel: {
+            connection.closeSoon()
+        }
+    }
+}

@@ -1,0 +1,172 @@
+public import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private `redis-server` on a free loopback port, for one test or suite.
+///
+/// Tests never assume a Redis is already running. Each server gets its own temporary directory
+/// (named `roomcast-test-redis.*`, so the test script can sweep up strays after a crash).
+public actor RedisServer {
+    /// The TCP port it listens on (kept across ``restart()``).
+    public nonisolated let port: Int
+    /// Its working directory (AOF files, log).
+    public nonisolated let directory: URL
+    private let extraArguments: [String]
+    private var process: ChildProcess?
+
+    /// `redis://127.0.0.1:<port>`.
+    public nonisolated var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// Starts a server and waits until it answers `PING`.
+    /// - Parameter arguments: extra `redis-server` options, e.g. `["--requirepass", "secret"]`.
+    public init(arguments: [String] = []) async throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("roomcast-test-redis.\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        extraArguments = arguments
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let candidate = try Self.freePort()
+            do {
+                process = try Self.launch(port: candidate, directory: directory, arguments: arguments)
+                try await Self.waitUntilReady(port: candidate, process: process)
+                port = candidate
+                return
+            } catch {
+                // Another process may have taken the port between probe and bind: try another.
+                lastError = error
+                await process?.terminate()
+                process = nil
+            }
+        }
+        throw lastError ?? RedisServerError("redis-server did not start")
+    }
+
+    /// Stops the server (SIGTERM) and waits for it to exit.
+    public func stop() async {
+        guard let process else { return }
+        self.process = nil
+        await process.terminate()
+    }
+
+    /// Stops and starts the server again on the same port.
+    public func restart() async throws {
+        await stop()
+        try await start()
+    }
+
+    /// Starts a stopped server on the same port.
+    public func start() async throws {
+        guard process == nil else { return }
+        process = try Self.launch(port: port, directory: directory, arguments: extraArguments)
+        try await Self.waitUntilReady(port: port, process: process)
+    }
+
+    /// Stops the server and removes its directory.
+    public func destroy() async {
+        await stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `body` with a fresh server, then destroys it whatever happened.
+    public static func with<Result>(
+        arguments: [String] = [],
+        _ body: (RedisServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try await RedisServer(arguments: arguments)
+        do {
+            let result = try await body(server)
+            await server.destroy()
+            return result
+        } catch {
+            await server.destroy()
+            throw error
+        }
+    }
+
+    // MARK: Process
+
+    private static func launch(port: Int, directory: URL, arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(
+            executable: try executable(),
+            arguments: [
+                "--port", "\(port)", "--bind", "127.0.0.1", "--dir", directory.path,
+                "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no",
+                "--logfile", directory.appendingPathComponent("redis.log").path, "--loglevel", "warning",
+            ] + arguments
+        )
+    }
+
+    private static func executable() throws -> String {
+        if let path = ProcessInfo.processInfo.environment["REDIS_SERVER"] { return path }
+        let searchPath = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/bin:/usr/local/bin:/usr/sbin"
+        for directory in searchPath.split(separator: ":") {
+            let candidate = "\(directory)/redis-server"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw RedisServerError("redis-server not found: install it (apt-get install redis-server) or set REDIS_SERVER")
+    }
+
+    private static func waitUntilReady(port: Int, process: ChildProcess?) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            guard let process, process.isRunning else {
+                throw RedisServerError("redis-server exited during start-up on port \(port)")
+            }
+            if ping(port: port) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw RedisServerError("redis-server on port \(port) did not answer PING within 10 s")
+    }
+
+    /// A port the kernel considers free right now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RedisServerError("socket() failed") }
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw RedisServerError("bind() failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// One blocking `PING` over a fresh socket: true once Redis answers (`+PONG`, or `-NOAUTH` when
+    /// it wants a password).
+    static func ping(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return false }
+        let request = Array("PING\r\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return false }
+        var reply = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &reply, reply.count)
+        return count >= 5 && (reply.prefix(5).elementsEqual("+PONG".utf8) || reply.prefix(7).elementsEqual("-NOAUTH".utf8))
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
+
+/// Why a test Redis could not be started.
+public struct RedisServerError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
