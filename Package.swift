@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: ["YAML"]),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
     targets: [
@@ -49,6 +50,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Socket.IO
+
+        /// Engine.IO v4 / Socket.IO v5 packets: a pure codec, shared by every transport.
+        .target(
+            name: "SocketIO",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio")
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Gateway
 
         .target(
@@ -59,6 +71,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -67,6 +80,7 @@ let package = Package(
             dependencies: [
                 "RoomcastServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -113,11 +127,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "SocketIOTests",
+            dependencies: [
+                "SocketIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RoomcastServerTests",
             dependencies: [
                 "RoomcastServer",
                 "RoomcastTestSupport",
-                .product(name: "Configuration", package: "swift-configuration"),
+                "RedisClient",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

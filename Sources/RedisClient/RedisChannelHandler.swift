@@ -28,6 +28,8 @@ final class RedisChannelHandler: ChannelInboundHandler {
     private var state: State = .idle
     private var pending = CircularBuffer<Pending>(initialCapacity: 16)
     private var timeoutTask: Scheduled<Void>?
+    /// When `timeoutTask` fires.
+    private var timeoutDeadline: NIODeadline = .distantFuture
     private var flushScheduled = false
 
     init(
@@ -68,13 +70,20 @@ final class RedisChannelHandler: ChannelInboundHandler {
         }
     }
 
-    /// One timer watches the oldest request; it re-arms for the next one when it fires early.
+    /// One timer watches the oldest request; it re-arms for the next one when it fires early, and
+    /// moves earlier when the oldest request is due before it (requests may have shorter timeouts).
     private func scheduleTimeout(_ context: ChannelHandlerContext) {
-        guard timeoutTask == nil, let oldest = pending.first else { return }
+        guard let oldest = pending.first else { return }
+        if let timeoutTask {
+            guard oldest.request.deadline < timeoutDeadline else { return }
+            timeoutTask.cancel()
+        }
+        timeoutDeadline = oldest.request.deadline
         timeoutTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: oldest.request.deadline) {
             self.timeoutTask = nil
             guard let oldest = self.pending.first else { return }
-            if oldest.request.deadline <= .now() {
+            // The loop's clock, not `NIODeadline.now()`: they differ on an `EmbeddedEventLoop`.
+            if oldest.request.deadline <= context.eventLoop.now {
                 self.close(
                     context,
                     RedisError(.timeout, "no reply to \(oldest.request.name) from \(self.endpointDescription) in time")
@@ -137,10 +146,11 @@ final class RedisChannelHandler: ChannelInboundHandler {
         case .batch(let promise):
             pending[pending.startIndex].received.append(reply)
             let done = pending[pending.startIndex].received.count == pending[pending.startIndex].request.replyCount
-            if done {
-                promise.succeed(pending.removeFirst().received)
-            }
+            guard done else { return }
+            promise.succeed(pending.removeFirst().received)
         }
+        // The next request may be due before the timer armed for the one just answered.
+        if case .active(let context) = state { scheduleTimeout(context) }
     }
 
     private func close(_ context: ChannelHandlerContext, _ error: RedisError) {

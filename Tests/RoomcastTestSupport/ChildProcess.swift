@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 public import Glibc
@@ -13,6 +14,9 @@ public import Glibc
 public final class ChildProcess: Sendable {
     /// The child's process id.
     public let pid: pid_t
+    // Once reaped, a pid cannot be waited for again: the status is kept here. A mutex, because
+    // tests poll from whichever task asks.
+    private let exitCode = Mutex<Int32?>(nil)
 
     /// Starts `executable` with `arguments`; output goes to `outputPath` (or nowhere).
     public init(executable: String, arguments: [String], environment: [String: String]? = nil, outputPath: String? = nil) throws {
@@ -55,9 +59,25 @@ public final class ChildProcess: Sendable {
 
     /// True while the child has not exited (and reaps it once it has).
     public var isRunning: Bool {
+        poll() == nil
+    }
+
+    /// The exit status once the child has exited (128 + signal when a signal ended it).
+    private func poll() -> Int32? {
+        if let status = exitCode.withLock({ $0 }) { return status }
         var status: Int32 = 0
-        let result = waitpid(pid, &status, WNOHANG)
-        return result == 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift does not import.
+        let signal = status & 0x7f
+        let code = signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        exitCode.withLock { $0 = code }
+        return code
+    }
+
+    /// Waits for the child to exit and returns its status, sending SIGKILL after `timeout`.
+    public func exitStatus(timeout: Duration = .seconds(10)) async -> Int32 {
+        await wait(timeout: timeout)
+        return poll() ?? -1
     }
 
     /// Waits for the child to exit, sending SIGKILL if it outlives `timeout`.

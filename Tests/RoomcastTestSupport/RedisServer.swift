@@ -95,6 +95,8 @@ public actor RedisServer {
                 "--port", "\(port)", "--bind", "127.0.0.1", "--dir", directory.path,
                 "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no",
                 "--logfile", directory.appendingPathComponent("redis.log").path, "--loglevel", "warning",
+                // Keeps the command line (with the directory name) visible to `pkill -f`.
+                "--set-proc-title", "no",
             ] + arguments
         )
     }

@@ -1,0 +1,86 @@
+public import Configuration
+import Logging
+import RedisClient
+import SystemPackage
+
+extension GatewaySettings {
+    /// The keys this node reads, for documentation and for flags.
+    public enum Key {
+        public static let host = "host"
+        public static let port = "port"
+        public static let redisURL = "redis.url"
+        public static let redisPoolSize = "redis.pool_size"
+        public static let redisCommandTimeout = "redis.command_timeout_ms"
+        public static let logLevel = "log.level"
+    }
+
+    /// Reads and validates every setting; a malformed value fails naming its key.
+    ///
+    /// Values are read as text and parsed here: swift-configuration's typed accessors fall back
+    /// to the default on a malformed value, which would hide `ROOMCAST_PORT=abc`.
+    public init(reader: ConfigReader) throws(ConfigurationError) {
+        self.init()
+        if let host = reader.string(forKey: Self.configKey(Key.host)) {
+            guard !host.isEmpty else { throw ConfigurationError(key: Key.host, reason: "must not be empty") }
+            self.host = host
+        }
+        port = try Self.integer(reader, Key.port, in: 0...65535) ?? port
+        if let url = reader.string(forKey: Self.configKey(Key.redisURL), isSecret: true) {
+            do {
+                redis = try RedisConfiguration(url: url)
+            } catch {
+                throw ConfigurationError(key: Key.redisURL, reason: error.message)
+            }
+        }
+        redis.poolSize = try Self.integer(reader, Key.redisPoolSize, in: 1...64) ?? redis.poolSize
+        if let milliseconds = try Self.integer(reader, Key.redisCommandTimeout, in: 1...600_000) {
+            redis.commandTimeout = .milliseconds(milliseconds)
+        }
+        if let level = reader.string(forKey: Self.configKey(Key.logLevel)) {
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+                let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError(key: Key.logLevel, reason: "'\(level)' is not one of \(names)")
+            }
+            logLevel = parsed
+        }
+    }
+
+    /// `redis.url` → the key components `["redis", "url"]`.
+    static func configKey(_ dotted: String) -> ConfigKey {
+        ConfigKey(dotted.split(separator: ".").map(String.init))
+    }
+
+    private static func integer(_ reader: ConfigReader, _ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let text = reader.string(forKey: Self.configKey(key)) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(key: key, reason: "'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// Loads settings from their three sources, highest precedence first: `overrides` (flags),
+    /// `environment` (`ROOMCAST_*`), then the YAML file.
+    /// - Parameters:
+    ///   - configFile: the YAML file; a missing file is an error only when `requireFile` is true.
+    ///   - overrides: values from command-line flags, by key.
+    ///   - environment: the process environment.
+    public static func load(
+        configFile: String,
+        requireFile: Bool,
+        overrides: [String: String],
+        environment: [String: String]
+    ) async throws -> GatewaySettings {
+        let flags = InMemoryProvider(
+            name: "flags",
+            values: Dictionary(uniqueKeysWithValues: overrides.map { (AbsoluteConfigKey(Self.configKey($0.key)), ConfigValue(.string($0.value), isSecret: false)) })
+        )
+        let variables = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ConfigKey(["roomcast"]))
+        let file: FileProvider<YAMLSnapshot>
+        do {
+            file = try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile), allowMissing: !requireFile)
+        } catch {
+            throw ConfigurationError(key: "config", reason: "cannot read \(configFile): \(error)")
+        }
+        return try GatewaySettings(reader: ConfigReader(providers: [flags, variables, file]))
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `roomcast`: the gateway's command-line entry point.
+@main
+struct RoomcastCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "roomcast",
+        abstract: "Roomcast: a Redis-backed realtime gateway (Socket.IO v5 over WebSocket, REST).",
+        subcommands: [ServeCommand.self]
+    )
+}

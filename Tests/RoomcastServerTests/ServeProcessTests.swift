@@ -1,0 +1,44 @@
+import Foundation
+import RoomcastTestSupport
+import Testing
+
+@Suite("roomcast serve, run as a process")
+struct ServeProcessTests {
+    @Test("prints a ready line, serves /healthz and /readyz following Redis, exits cleanly on SIGTERM")
+    func lifecycle() async throws {
+        try await RedisServer.with { redis in
+            let gateway = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
+            let health = try await HTTPTestClient.request(port: gateway.port, path: "/healthz")
+            #expect(health.status == 200)
+            #expect(health.text.contains("\"ok\""))
+            #expect(try await HTTPTestClient.request(port: gateway.port, path: "/readyz").status == 200)
+
+            await redis.stop()
+            #expect(try await HTTPTestClient.request(port: gateway.port, path: "/readyz").status == 503)
+            #expect(try await HTTPTestClient.request(port: gateway.port, path: "/healthz").status == 200)
+
+            try await redis.start()
+            var ready = false
+            for _ in 0..<100 where !ready {
+                ready = try await HTTPTestClient.request(port: gateway.port, path: "/readyz").status == 200
+                if !ready { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(ready)
+
+            gateway.process.signal(SIGTERM)
+            let start = ContinuousClock.now
+            let status = await gateway.process.exitStatus(timeout: .seconds(10))
+            #expect(status == 0, "output:\n\(gateway.output)")
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    @Test("an invalid setting stops start-up with a message naming it")
+    func invalidSettingStopsStartup() async throws {
+        let (status, output) = try await GatewayProcess.runToExit(arguments: ["serve"], environment: ["ROOMCAST_PORT": "eighty"])
+        #expect(status != 0)
+        #expect(output.contains("port"))
+        #expect(output.contains("ROOMCAST_PORT"))
+        #expect(!output.contains("roomcast ready"))
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Pipelined PING/INCR throughput of our RedisClient next to redis-benchmark -P 16, both against a
+# private redis-server on this machine. Usage: scripts/bench-redis.sh [seconds] [clients] [pipeline]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+seconds="${1:-5}"; clients="${2:-50}"; depth="${3:-16}"
+port="${BENCH_REDIS_PORT:-6399}"
+dir="$(mktemp -d -t roomcast-bench-redis.XXXX)"
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize yes \
+    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
+trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+swift build -c release --product RedisClientBenchmark >/dev/null 2>&1
+echo "== redis-benchmark -P $depth -c $clients"
+redis-benchmark -p "$port" -P "$depth" -c "$clients" -t ping_mbulk,incr -n $((seconds * 400000)) -q | tr "\r" "\n" | grep "requests per second"
+echo "== RedisClient"
+"$(swift build -c release --show-bin-path)/RedisClientBenchmark" "redis://127.0.0.1:$port" "$seconds" "$clients" "$depth"
