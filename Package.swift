@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
         // MARK: Redis
@@ -61,13 +65,35 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Domain
+
+        /// Models, Redis key schema, Lua scripts and stores: the rooms app's rules, free of HTTP.
+        .target(
+            name: "RoomcastCore",
+            dependencies: [
+                "RedisClient",
+                "SocketIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Scripts")],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Gateway
 
         .target(
             name: "RoomcastServer",
             dependencies: [
                 "RedisClient",
+                "RoomcastCore",
+                "SocketIO",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -102,7 +128,14 @@ let package = Package(
 
         .target(
             name: "RoomcastTestSupport",
-            dependencies: [],
+            dependencies: [
+                "SocketIO",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/RoomcastTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -141,6 +174,8 @@ let package = Package(
                 "RoomcastTestSupport",
                 "RedisClient",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings
         ),

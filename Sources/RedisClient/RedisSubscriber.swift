@@ -30,13 +30,6 @@ public final class RedisSubscriber: Service, Sendable {
         var isShutdown = false
     }
 
-    private enum Step {
-        case done
-        case fail(RedisError)
-        case sent(EventLoopFuture<[RedisReply]>)
-        case wait(EventLoopPromise<Void>, id: Int)
-    }
-
     /// The configuration the subscriber was created with.
     public let configuration: RedisConfiguration
     private let eventLoopGroup: any EventLoopGroup
@@ -75,55 +68,53 @@ public final class RedisSubscriber: Service, Sendable {
     /// While disconnected it waits for the connection up to the timeout; the channels stay wanted
     /// even if that wait times out, and are subscribed on reconnect.
     public func subscribe(_ channels: [String], timeout: Duration? = nil) async throws(RedisError) {
-        guard !channels.isEmpty else { return }
-        let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
-        var waited = false
-        while true {
-            let step = state.withLock { state -> Step in
-                if state.isShutdown { return .fail(Self.shutdownError) }
-                if !waited { state.wanted.formUnion(channels) }
-                // After a wait, an unsubscribe may have come first; it wins.
-                let targets = waited ? channels.filter(state.wanted.contains) : channels
-                if targets.isEmpty { return .done }
-                guard let connection = state.connection else {
-                    let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
-                    let promise = eventLoopGroup.any().makePromise(of: Void.self)
-                    state.waiters[id] = promise
-                    return .wait(promise, id: id)
-                }
-                return .sent(Self.write("SUBSCRIBE", targets, on: connection, deadline: deadline))
-            }
-            switch step {
-            case .done:
-                return
-            case .fail(let error):
-                throw error
-            case .sent(let replies):
-                try Self.check(try await replies.redisResult(), confirm: "subscribe")
-                return
-            case .wait(let promise, let id):
-                promise.futureResult.eventLoop.scheduleTask(deadline: deadline) {
-                    let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
-                    let reason = lastError.map { " (\($0.message))" } ?? ""
-                    waiter?.fail(RedisError(.timeout, "not subscribed to \(channels.joined(separator: ", ")) in time\(reason)"))
-                }
-                try await promise.futureResult.redisResult()
-                waited = true
-            }
-        }
+        try await startSubscribing(channels, deadline: deadline(timeout)).redisResult()
     }
 
     /// Unsubscribes from channels; returns once Redis confirmed it (at once while disconnected).
     public func unsubscribe(_ channels: [String], timeout: Duration? = nil) async throws(RedisError) {
-        guard !channels.isEmpty else { return }
-        let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
-        let replies = state.withLock { state -> EventLoopFuture<[RedisReply]>? in
+        try await startUnsubscribing(channels, deadline: deadline(timeout)).redisResult()
+    }
+
+    /// Adds channels to the wanted set and writes `SUBSCRIBE` before returning; the future
+    /// completes when Redis confirmed them (or, while disconnected, once a new connection has).
+    ///
+    /// Not suspending lets a caller that holds its own lock fix the order in which its subscribe
+    /// and unsubscribe calls reach Redis.
+    public func startSubscribing(_ channels: [String], deadline: NIODeadline) -> EventLoopFuture<Void> {
+        let eventLoop = eventLoopGroup.any()
+        guard !channels.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
+        return state.withLock { state -> EventLoopFuture<Void> in
+            if state.isShutdown { return eventLoop.makeFailedFuture(Self.shutdownError) }
+            state.wanted.formUnion(channels)
+            if let connection = state.connection {
+                return Self.write("SUBSCRIBE", channels, on: connection, deadline: deadline).confirming("subscribe")
+            }
+            let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
+            let promise = eventLoop.makePromise(of: Void.self)
+            state.waiters[id] = promise
+            eventLoop.scheduleTask(deadline: deadline) {
+                let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
+                let reason = lastError.map { " (\($0.message))" } ?? ""
+                waiter?.fail(RedisError(.timeout, "not subscribed to \(channels.joined(separator: ", ")) in time\(reason)"))
+            }
+            return promise.futureResult
+        }
+    }
+
+    /// Removes channels from the wanted set and writes `UNSUBSCRIBE` before returning; the future
+    /// completes when Redis confirmed it (at once while disconnected).
+    public func startUnsubscribing(_ channels: [String], deadline: NIODeadline) -> EventLoopFuture<Void> {
+        let eventLoop = eventLoopGroup.any()
+        return state.withLock { state -> EventLoopFuture<Void> in
             state.wanted.subtract(channels)
-            return state.connection.map { Self.write("UNSUBSCRIBE", channels, on: $0, deadline: deadline) }
+            guard let connection = state.connection, !channels.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
+            return Self.write("UNSUBSCRIBE", channels, on: connection, deadline: deadline).confirming("unsubscribe")
         }
-        if let replies {
-            try Self.check(try await replies.redisResult(), confirm: "unsubscribe")
-        }
+    }
+
+    private func deadline(_ timeout: Duration?) -> NIODeadline {
+        NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
     }
 
     private static func write(_ verb: String, _ channels: [String], on connection: RedisConnection, deadline: NIODeadline) -> EventLoopFuture<[RedisReply]> {
@@ -131,15 +122,7 @@ public final class RedisSubscriber: Service, Sendable {
         connection.submit(name: verb, bytes: RedisCommand(verb, channels).encoded, replyCount: channels.count, deadline: deadline)
     }
 
-    private static func check(_ replies: [RedisReply], confirm kind: String) throws(RedisError) {
-        for reply in replies {
-            guard case .array(let elements) = reply, elements.first?.string == kind else {
-                throw RedisError.unexpected(reply, expected: "a \(kind) confirmation")
-            }
-        }
-    }
-
-    private static let shutdownError = RedisError(.clientShutdown, "the Redis subscriber was shut down")
+    fileprivate static let shutdownError = RedisError(.clientShutdown, "the Redis subscriber was shut down")
 
     // MARK: Connection
 
@@ -213,27 +196,33 @@ public final class RedisSubscriber: Service, Sendable {
         let snapshot = state.withLock { Array($0.wanted) }
         do {
             if !snapshot.isEmpty {
-                try Self.check(try await Self.write("SUBSCRIBE", snapshot, on: connection, deadline: deadline).redisResult(), confirm: "subscribe")
+                try await Self.write("SUBSCRIBE", snapshot, on: connection, deadline: deadline).confirming("subscribe").redisResult()
             }
         } catch {
             await connection.close()
             throw error
         }
-        let (waiters, dropped, isShutdown) = state.withLock { state in
-            // Channels unsubscribed while the snapshot was being subscribed are dropped again.
+        let (waiters, added, dropped, isShutdown) = state.withLock { state in
+            guard !state.isShutdown else { return ([EventLoopPromise<Void>](), Optional<EventLoopFuture<Void>>.none, [String](), true) }
+            // The wanted set may have changed while the snapshot was being subscribed: catch up
+            // in both directions before the connection is opened to callers.
             let dropped = snapshot.filter { !state.wanted.contains($0) }
-            if !dropped.isEmpty, !state.isShutdown {
+            if !dropped.isEmpty {
                 _ = Self.write("UNSUBSCRIBE", dropped, on: connection, deadline: deadline)
             }
-            if !state.isShutdown { state.connection = connection }
+            let missing = state.wanted.subtracting(snapshot)
+            let added = missing.isEmpty ? nil : Self.write("SUBSCRIBE", Array(missing), on: connection, deadline: deadline).confirming("subscribe")
+            state.connection = connection
             defer { state.waiters.removeAll() }
-            return (Array(state.waiters.values), dropped, state.isShutdown)
+            return (Array(state.waiters.values), added, dropped, false)
         }
         if isShutdown {
             await connection.close()
             throw Self.shutdownError
         }
-        for waiter in waiters { waiter.succeed() }
+        for waiter in waiters {
+            if let added { waiter.completeWith(added) } else { waiter.succeed() }
+        }
         return snapshot.filter { !dropped.contains($0) }
     }
 
@@ -265,6 +254,19 @@ public final class RedisSubscriber: Service, Sendable {
             }
         } onCancel: {
             connection.closeSoon()
+        }
+    }
+}
+
+extension EventLoopFuture where Value == [RedisReply] {
+    /// Succeeds when every reply is a confirmation of `kind` (`subscribe`, `unsubscribe`).
+    fileprivate func confirming(_ kind: String) -> EventLoopFuture<Void> {
+        flatMapThrowing { replies in
+            for reply in replies {
+                guard case .array(let elements) = reply, elements.first?.string == kind else {
+                    throw RedisError.unexpected(reply, expected: "a \(kind) confirmation")
+                }
+            }
         }
     }
 }

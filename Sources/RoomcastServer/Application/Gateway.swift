@@ -1,11 +1,13 @@
 import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 public import Logging
 import NIOCore
 import RedisClient
+import RoomcastCore
 
-
-/// One gateway node: the HTTP server and the services it needs, run as one service group that
-/// drains on SIGTERM or SIGINT.
+/// One gateway node: the HTTP and WebSocket server and the services it needs, run as one
+/// service group that drains on SIGTERM or SIGINT.
 public struct Gateway: Sendable {
     /// The validated settings.
     public let settings: GatewaySettings
@@ -17,19 +19,59 @@ public struct Gateway: Sendable {
         self.logger = logger
     }
 
-    /// Runs until a shutdown signal, then stops the server before the Redis client.
-    /// - Parameter onReady: called once with the bound address when the server accepts connections.
+    /// Runs until a shutdown signal, then stops the server before the Redis services.
+    /// - Parameter onReady: called once with the ready line when the server accepts connections.
     public func run(onReady: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+        try settings.validateForServing()
+        guard let secret = settings.jwtSecret else { return }
         var redisConfiguration = settings.redis
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         let redis = RedisClient(configuration: redisConfiguration, logger: logger.with(label: "redis"))
+        let hub = SocketHub(redis: redisConfiguration, logger: logger.with(label: "pubsub"))
+        let tokens = TokenService(secret: secret, lifetime: settings.tokenLifetime)
+        let users = UserStore(redis: redis)
+        let rooms = RoomStore(redis: redis)
+        let socketServices = SocketServices(
+            settings: settings.socket,
+            hub: hub,
+            tokens: tokens,
+            users: users,
+            rooms: rooms,
+            messages: MessageStore(redis: redis),
+            events: SocketEvents.router(),
+            redisTimeout: settings.redis.commandTimeout,
+            logger: logger.with(label: "socket")
+        )
 
-        let router = Router()
+        let router = Router(context: RoomcastRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: AuthMiddleware(tokens: tokens))
         HealthRoutes(redis: redis).register(on: router)
+        AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: router)
+        RoomRoutes(rooms: rooms, maxParticipants: settings.maxRoomParticipants).register(on: router)
+        EngineIORoutes().register(on: router)
 
         let redisEndpoint = settings.redis.endpoint
+        let socketServer = HTTPServerBuilder.http1WebSocketUpgrade(
+            configuration: .init(
+                ws: .init(
+                    // Engine.IO pings itself; the WebSocket layer only enforces the frame limit.
+                    maxFrameSize: settings.socket.maxPayload,
+                    autoPing: .disabled
+                )
+            )
+        ) { head, _, _ in
+            let request = EngineIORequest(target: head.path ?? "/")
+            // Anything else falls through to the router, which explains the refusal.
+            guard request.isSocketIOPath, request.websocketRefusal == nil else { return .dontUpgrade }
+            let connection = SocketConnection(services: socketServices, upgradeToken: request.token(headers: head.headerFields))
+            return .upgrade([:]) { inbound, outbound, _ in
+                await connection.run(inbound: inbound, outbound: outbound)
+            }
+        }
         var app = Application(
             router: router,
+            server: socketServer,
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "roomcast"),
             onServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
@@ -39,7 +81,7 @@ public struct Gateway: Sendable {
         )
         // Services added here start before the server and stop after it, so in-flight requests
         // can still reach Redis while the server drains.
-        app.addServices(redis)
+        app.addServices(redis, hub)
         try await app.runService()
     }
 }

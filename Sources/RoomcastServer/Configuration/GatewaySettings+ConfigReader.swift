@@ -12,6 +12,15 @@ extension GatewaySettings {
         public static let redisPoolSize = "redis.pool_size"
         public static let redisCommandTimeout = "redis.command_timeout_ms"
         public static let logLevel = "log.level"
+        public static let jwtSecret = "jwt.secret"
+        public static let jwtTTL = "jwt.ttl_seconds"
+        public static let bcryptCost = "auth.bcrypt_cost"
+        public static let maxRoomParticipants = "rooms.max_participants"
+        public static let pingInterval = "engineio.ping_interval_ms"
+        public static let pingTimeout = "engineio.ping_timeout_ms"
+        public static let maxPayload = "engineio.max_payload"
+        public static let connectTimeout = "engineio.connect_timeout_ms"
+        public static let outboundQueueLimit = "socket.outbound_queue_limit"
     }
 
     /// Reads and validates every setting; a malformed value fails naming its key.
@@ -42,6 +51,36 @@ extension GatewaySettings {
                 throw ConfigurationError(key: Key.logLevel, reason: "'\(level)' is not one of \(names)")
             }
             logLevel = parsed
+        }
+        if let secret = reader.string(forKey: Self.configKey(Key.jwtSecret), isSecret: true) {
+            // HS256 with a short key is guessable, and jwt-kit asserts on it in debug builds.
+            guard secret.utf8.count >= 32 else {
+                throw ConfigurationError(key: Key.jwtSecret, reason: "must be at least 32 bytes (it has \(secret.utf8.count))")
+            }
+            jwtSecret = secret
+        }
+        if let seconds = try Self.integer(reader, Key.jwtTTL, in: 60...(365 * 24 * 3600)) {
+            tokenLifetime = .seconds(seconds)
+        }
+        bcryptCost = try Self.integer(reader, Key.bcryptCost, in: 4...31) ?? bcryptCost
+        maxRoomParticipants = try Self.integer(reader, Key.maxRoomParticipants, in: 2...1000) ?? maxRoomParticipants
+        if let milliseconds = try Self.integer(reader, Key.pingInterval, in: 50...3_600_000) {
+            socket.pingInterval = .milliseconds(milliseconds)
+        }
+        if let milliseconds = try Self.integer(reader, Key.pingTimeout, in: 50...3_600_000) {
+            socket.pingTimeout = .milliseconds(milliseconds)
+        }
+        socket.maxPayload = try Self.integer(reader, Key.maxPayload, in: 1024...(64 * 1024 * 1024)) ?? socket.maxPayload
+        if let milliseconds = try Self.integer(reader, Key.connectTimeout, in: 50...3_600_000) {
+            socket.connectTimeout = .milliseconds(milliseconds)
+        }
+        socket.outboundQueueLimit = try Self.integer(reader, Key.outboundQueueLimit, in: 16...1_000_000) ?? socket.outboundQueueLimit
+    }
+
+    /// Checks what serving needs beyond valid values: a JWT secret.
+    public func validateForServing() throws(ConfigurationError) {
+        guard jwtSecret != nil else {
+            throw ConfigurationError(key: Key.jwtSecret, reason: "is required to sign and verify tokens (32 bytes or more)")
         }
     }
 

@@ -14,6 +14,16 @@ public struct GatewaySettings: Sendable {
     public var redis: RedisConfiguration = RedisConfiguration()
     /// Minimum log level.
     public var logLevel: Logger.Level = .info
+    /// HS256 key for the JWTs this node issues and accepts (at least 32 bytes); required to serve.
+    public var jwtSecret: String?
+    /// How long an issued token is valid.
+    public var tokenLifetime: Duration = .seconds(7 * 24 * 3600)
+    /// bcrypt cost for password hashes (each step doubles the work).
+    public var bcryptCost: Int = 10
+    /// Most participants a room may have, its creator included.
+    public var maxRoomParticipants: Int = 16
+    /// Engine.IO and socket settings.
+    public var socket = SocketSettings()
 
     /// Settings with every default.
     public init() {}
@@ -22,4 +32,21 @@ public struct GatewaySettings: Sendable {
     public static func environmentName(of key: String) -> String {
         "ROOMCAST_" + key.split(separator: ".").map { $0.uppercased() }.joined(separator: "_")
     }
+}
+
+/// Engine.IO timings and per-socket limits.
+public struct SocketSettings: Sendable {
+    /// How often the server pings each socket.
+    public var pingInterval: Duration = .seconds(25)
+    /// How long a socket may take to answer a ping before it is closed.
+    public var pingTimeout: Duration = .seconds(20)
+    /// Largest frame accepted, in bytes; a bigger one closes the connection (1009).
+    public var maxPayload: Int = 1_000_000
+    /// How long a new connection may take to send its Socket.IO CONNECT.
+    public var connectTimeout: Duration = .seconds(45)
+    /// Frames queued for one socket before it counts as too slow and is disconnected.
+    public var outboundQueueLimit: Int = 4096
+
+    /// Defaults.
+    public init() {}
 }

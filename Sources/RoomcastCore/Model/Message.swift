@@ -1,0 +1,28 @@
+/// A chat message in a room.
+public struct Message: Hashable, Sendable, Codable {
+    /// The message's id.
+    public var id: MessageID
+    /// The room it was sent in.
+    public var roomId: RoomID
+    /// Its sender.
+    public var userId: UserID
+    /// The text, 1 to ``Message/maximumLength`` characters.
+    public var text: String
+    /// When Redis stored it.
+    public var createdAt: Timestamp
+    /// The sender, for display.
+    public var user: User
+
+    /// The longest message text accepted, in characters.
+    public static let maximumLength = 4000
+
+    /// Creates a message value.
+    public init(id: MessageID, roomId: RoomID, userId: UserID, text: String, createdAt: Timestamp, user: User) {
+        self.id = id
+        self.roomId = roomId
+        self.userId = userId
+        self.text = text
+        self.createdAt = createdAt
+        self.user = user
+    }
+}

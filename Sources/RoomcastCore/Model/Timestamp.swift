@@ -1,0 +1,42 @@
+import Foundation
+
+/// A point in time with millisecond precision, stored in Redis as epoch milliseconds and shown
+/// to clients as ISO 8601 UTC with milliseconds (`2026-11-22T08:00:00.123Z`).
+public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringConvertible {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public let milliseconds: Int64
+
+    /// Creates a timestamp from epoch milliseconds.
+    public init(milliseconds: Int64) {
+        self.milliseconds = milliseconds
+    }
+
+    /// The current time.
+    public static func now() -> Timestamp {
+        Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.milliseconds < rhs.milliseconds }
+
+    /// ISO 8601 with milliseconds, UTC.
+    public var description: String {
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        return date.formatted(Self.style)
+    }
+
+    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let date = try? Self.style.parse(text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected an ISO 8601 timestamp")
+        }
+        milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

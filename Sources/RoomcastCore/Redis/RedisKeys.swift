@@ -1,0 +1,34 @@
+/// Every Redis key and channel Roomcast uses, each built in one place.
+///
+/// The part in braces is the Redis Cluster hash tag: all of one room's keys and its channel share
+/// `{<roomId>}`, all of one user's share `{<userId>}`, so a script about one room touches one
+/// slot. The README lists these for operators (`redis-cli HGETALL 'room:{<id>}'`).
+public enum RedisKeys {
+    // MARK: Users
+
+    /// Hash: `id`, `username`, `displayName`, `passwordHash`, `createdAt` (epoch ms).
+    public static func user(_ id: UserID) -> String { "user:{\(id)}" }
+    /// Sorted set: the user's room ids, scored by the room's `updatedAt` (epoch ms).
+    public static func userRooms(_ id: UserID) -> String { "user:{\(id)}:rooms" }
+    /// String: the user id owning a username (lowercased); `SET NX` makes names unique.
+    public static func username(_ name: String) -> String { "username:{\(name.lowercased())}" }
+
+    // MARK: Rooms
+
+    /// Hash: `id`, `name`, `createdBy`, `createdAt`, `updatedAt` (epoch ms), `elementCount`.
+    public static func room(_ id: RoomID) -> String { "room:{\(id)}" }
+    /// Set: the participants' user ids.
+    public static func roomParticipants(_ id: RoomID) -> String { "room:{\(id)}:participants" }
+    /// Stream: chat messages (`id`, `userId`, `text`, `createdAt`), newest last.
+    public static func roomMessages(_ id: RoomID) -> String { "room:{\(id)}:messages" }
+    /// Stream: the room's events as sent to clients; an entry id is the event's `offset`.
+    /// Fields `p` and `s` hold the frame before and after the offset.
+    public static func roomStream(_ id: RoomID) -> String { "room:{\(id)}:stream" }
+
+    // MARK: Channels
+
+    /// Pub/sub channel of a room's events, for every node with a socket in the room.
+    public static func roomChannel(_ id: RoomID) -> String { "room:{\(id)}:events" }
+    /// Pub/sub channel of one user's events, for every node where the user is connected.
+    public static func userChannel(_ id: UserID) -> String { "user:{\(id)}:events" }
+}

@@ -1,0 +1,37 @@
+public import RedisClient
+
+extension RoomcastError {
+    /// Maps a Redis failure to what a client should see.
+    ///
+    /// Scripts report domain refusals as error replies whose first word is a code (`FORBIDDEN`,
+    /// `NOT_FOUND`, `CONFLICT`, `INVALID`); connection failures and timeouts mean Redis is
+    /// unavailable; anything else is internal.
+    public init(_ error: RedisError) {
+        switch error.replyPrefix {
+        case "FORBIDDEN"?: self.init(.forbidden, Self.text(error))
+        case "NOT_FOUND"?: self.init(.notFound, Self.text(error))
+        case "CONFLICT"?: self.init(.conflict, Self.text(error))
+        case "INVALID"?: self.init(.invalidPayload, Self.text(error))
+        case .some: self.init(.internalError, "the server could not complete the request")
+        case nil:
+            if error.code == .timeout || error.code == .connectionClosed || error.code == .connectionFailed || error.code == .clientShutdown {
+                self.init(.unavailable, "storage is unavailable, retry later")
+            } else {
+                self.init(.internalError, "the server could not complete the request")
+            }
+        }
+    }
+
+    private static func text(_ error: RedisError) -> String {
+        String(error.message.drop { $0 != " " }.dropFirst())
+    }
+}
+
+/// Runs a Redis operation, mapping its failure to a ``RoomcastError``.
+func mappingRedisErrors<Value>(_ operation: () async throws(RedisError) -> Value) async throws(RoomcastError) -> Value {
+    do {
+        return try await operation()
+    } catch {
+        throw RoomcastError(error)
+    }
+}

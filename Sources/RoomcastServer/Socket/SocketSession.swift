@@ -1,0 +1,57 @@
+import NIOCore
+import NIOWebSocket
+import Synchronization
+import HummingbirdWebSocket
+
+/// One client connection as the rest of the node sees it: an id and a queue of frames to send.
+///
+/// Anything may send to a session from any thread without waiting: frames go into a bounded queue
+/// that the connection's writer task drains in order. A client that lets the queue fill is too
+/// slow to keep up and is disconnected; it reconnects and recovers what it missed by offset.
+final class SocketSession: Sendable {
+    /// What the writer task does next.
+    enum Outbound: Sendable {
+        case frame(ByteBuffer)
+    }
+
+    /// The Engine.IO session id.
+    let id: String
+    /// Pongs received, so the pinger can tell whether one arrived since its ping.
+    let pongs = Atomic<UInt64>(0)
+    /// Set once a Socket.IO CONNECT succeeded, for the connect timeout.
+    let hasConnected = Atomic<Bool>(false)
+    private let queue: AsyncStream<Outbound>.Continuation
+    private let closeRequest = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
+
+    /// Creates a session and the stream its writer drains.
+    static func make(id: String, queueLimit: Int) -> (SocketSession, AsyncStream<Outbound>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self, bufferingPolicy: .bufferingOldest(queueLimit))
+        return (SocketSession(id: id, queue: continuation), stream)
+    }
+
+    private init(id: String, queue: AsyncStream<Outbound>.Continuation) {
+        self.id = id
+        self.queue = queue
+    }
+
+    /// Queues a complete Engine.IO frame (text) for this client.
+    func send(_ frame: ByteBuffer) {
+        if case .dropped = queue.yield(.frame(frame)) {
+            close(.policyViolation, reason: "client too slow to receive its events")
+        }
+    }
+
+    /// Ends the session: frames already queued are still sent, then the WebSocket closes with
+    /// `code`. The first reason given wins.
+    func close(_ code: WebSocketErrorCode, reason: String) {
+        closeRequest.withLock { request in
+            if request == nil { request = (code, reason) }
+        }
+        queue.finish()
+    }
+
+    /// Why the session was closed by the server, if it was.
+    var closeReason: (code: WebSocketErrorCode, reason: String)? {
+        closeRequest.withLock { $0 }
+    }
+}

@@ -1,0 +1,68 @@
+import NIOCore
+import RoomcastCore
+
+/// One connection's Socket.IO state: who it is and which rooms it joined.
+///
+/// Owned by the connection's reader task, which handles one packet at a time: nothing else
+/// touches it, so it needs no lock.
+final class SocketState {
+    let session: SocketSession
+    let services: SocketServices
+    /// The authenticated user once CONNECT succeeded.
+    private(set) var user: User?
+    private(set) var rooms: Set<RoomID> = []
+
+    init(session: SocketSession, services: SocketServices) {
+        self.session = session
+        self.services = services
+    }
+
+    /// The connected user; event handlers only run after CONNECT.
+    var connectedUser: User {
+        guard let user else { preconditionFailure("socket events are only handled after CONNECT") }
+        return user
+    }
+
+    /// Marks the socket connected as `user` and subscribes the node to the user's channel.
+    func connect(as user: User) async throws(RoomcastError) {
+        try await subscribe(to: RedisKeys.userChannel(user.id))
+        self.user = user
+    }
+
+    /// Joins a room after checking membership in Redis.
+    func join(_ room: RoomID) async throws(RoomcastError) {
+        switch try await services.rooms.membership(of: connectedUser.id, in: room) {
+        case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
+        case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
+        case .participant: break
+        }
+        guard !rooms.contains(room) else { return }
+        try await subscribe(to: RedisKeys.roomChannel(room))
+        rooms.insert(room)
+    }
+
+    /// Leaves a room (nothing happens if the socket was not in it).
+    func leave(_ room: RoomID) {
+        guard rooms.remove(room) != nil else { return }
+        services.hub.remove(session, from: RedisKeys.roomChannel(room))
+    }
+
+    /// Leaves every room and the user channel (the socket disconnected).
+    func disconnect() {
+        for room in rooms { leave(room) }
+        if let user {
+            services.hub.remove(session, from: RedisKeys.userChannel(user.id))
+            self.user = nil
+        }
+    }
+
+    private func subscribe(to channel: String) async throws(RoomcastError) {
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(services.redisTimeout.components.seconds * 1_000_000_000 + services.redisTimeout.components.attoseconds / 1_000_000_000))
+        do {
+            try await services.hub.add(session, to: channel, deadline: deadline).get()
+        } catch {
+            services.hub.remove(session, from: channel)
+            throw RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
+        }
+    }
+}
