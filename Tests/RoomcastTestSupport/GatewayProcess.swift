@@ -17,7 +17,7 @@ public final class GatewayProcess: Sendable {
         logPath = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-gateway-\(UUID().uuidString.prefix(8)).log").path
         var arguments = ["serve"] + arguments
         if !arguments.contains("--port") { arguments += ["--port", "0"] }
-        var fullEnvironment = ProcessInfo.processInfo.environment
+        var fullEnvironment = ProcessInfo.processInfo.environment.merging(Self.testEnvironment) { $1 }
         fullEnvironment.merge(environment) { $1 }
         process = try ChildProcess(executable: try Self.binary(), arguments: arguments, environment: fullEnvironment, outputPath: logPath)
         let deadline = ContinuousClock.now + readyTimeout
@@ -35,6 +35,16 @@ public final class GatewayProcess: Sendable {
         process.signal(SIGKILL)
         throw GatewayProcessError("roomcast printed no ready line within \(readyTimeout)")
     }
+
+    /// What every test node gets unless a test overrides it: a JWT secret the tests share, and
+    /// the cheapest bcrypt cost so that registering users does not dominate test time.
+    public static let testEnvironment = [
+        "ROOMCAST_JWT_SECRET": jwtSecret,
+        "ROOMCAST_AUTH_BCRYPT_COST": "4",
+    ]
+
+    /// The HS256 secret of test nodes, for tests that forge tokens.
+    public static let jwtSecret = "roomcast-test-secret-0123456789abcdefghij"
 
     /// Everything the process printed so far.
     public var output: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }

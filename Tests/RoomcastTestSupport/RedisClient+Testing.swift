@@ -1,0 +1,47 @@
+import Logging
+public import RedisClient
+
+/// Runs `body` with a client whose `run()` is going, then stops it.
+public func withClient<Result: Sendable>(
+    _ configuration: RedisConfiguration,
+    _ body: @Sendable (RedisClient) async throws -> Result
+) async throws -> Result {
+    let client = RedisClient(configuration: configuration, logger: Logger(label: "test.redis"))
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        defer { group.cancelAll() }
+        return try await body(client)
+    }
+}
+
+/// A configuration for a test server, with short timeouts and backoff so failures show quickly.
+public func testConfiguration(_ server: RedisServer, poolSize: Int = 2) throws -> RedisConfiguration {
+    var configuration = try RedisConfiguration(url: server.url)
+    configuration.poolSize = poolSize
+    configuration.commandTimeout = .seconds(5)
+    configuration.reconnectBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
+    configuration.healthCheckInterval = .milliseconds(500)
+    return configuration
+}
+
+/// Runs `body` with a fresh private `redis-server` and a running client connected to it.
+public func withRedis<Result: Sendable>(
+    poolSize: Int = 2,
+    _ body: @Sendable (RedisClient, RedisServer) async throws -> Result
+) async throws -> Result {
+    try await RedisServer.with { server in
+        try await withClient(try testConfiguration(server, poolSize: poolSize)) { client in
+            try await body(client, server)
+        }
+    }
+}
+
+/// Polls until `condition` holds or the timeout passes; false when it never did.
+public func eventually(within timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return false
+}
