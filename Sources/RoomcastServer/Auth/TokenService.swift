@@ -71,8 +71,8 @@ struct TokenService: Sendable {
         }
         let claims: TokenClaims
         do {
-            // Checked before the signature, so that no other algorithm is ever considered,
-            // whatever jwt-kit does with the header.
+            // jwt-kit picks the key by `kid` alone and would accept a header naming any algorithm
+            // (`none` included) over a valid HS256 signature: only HS256 is ours.
             let header = try DefaultJWTParser().parse(Array(token.utf8), as: TokenClaims.self).header
             guard header.alg == "HS256" else {
                 throw RoomcastError(.unauthorized, "invalid token")

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import NIOCore
 import RoomcastCore
 
 /// Gives every error response the contract's shape, `{"error": {"code", "message"}}`.
@@ -37,7 +36,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     static func translate(_ error: any Error, request: Request, context: Context) -> RoomcastError {
         switch error {
         case let error as DecodingError:
-            return RoomcastError(.invalidPayload, describe(error))
+            return RoomcastError(.invalidPayload, error.clientDescription)
         case let error as any HTTPResponseError:
             return translate(error, request: request, context: context)
         case is CancellationError:
@@ -62,8 +61,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .conflict:
             return RoomcastError(.conflict, message ?? "conflict")
         case .contentTooLarge:
-            let limit = (error as? NIOTooManyBytesError)?.maxBytes ?? context.maxUploadSize
-            return RoomcastError(.payloadTooLarge, "request body larger than \(limit) bytes")
+            // `NIOTooManyBytesError.maxBytes` may be what was left of the limit after the first
+            // chunk, not the limit; a route collecting with its own limit should throw its own
+            // `payload_too_large`.
+            return RoomcastError(.payloadTooLarge, "request body larger than \(context.maxUploadSize) bytes")
         case .tooManyRequests:
             return RoomcastError(.rateLimited, message ?? "too many requests")
         case .serviceUnavailable:
@@ -83,24 +84,5 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             metadata: ["error": "\(String(reflecting: error))", "error.type": "\(type(of: error))"]
         )
         return RoomcastError(.internalError, "internal server error")
-    }
-
-    /// A client-facing description of a decoding failure: what is wrong and where.
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            codingPath.isEmpty ? "the body" : "`" + codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "`"
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return "missing field \(path(context.codingPath + [key]))"
-        case .valueNotFound(_, let context):
-            return "\(path(context.codingPath)) must not be null"
-        case .typeMismatch(let type, let context):
-            return "\(path(context.codingPath)) has the wrong type, expected \(type)"
-        case .dataCorrupted(let context):
-            return "invalid value for \(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default:
-            return "invalid request body"
-        }
     }
 }
