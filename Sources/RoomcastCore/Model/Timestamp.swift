@@ -20,11 +20,21 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
 
     /// ISO 8601 with milliseconds, UTC.
     public var description: String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        return date.formatted(Self.style)
+        // The formatter gets whole seconds and the milliseconds are written from the integer:
+        // `Double(milliseconds) / 1000` is inexact and the formatter truncates (.123 showed as .122).
+        var seconds = milliseconds / 1000
+        var millisecond = milliseconds % 1000
+        if millisecond < 0 {
+            seconds -= 1
+            millisecond += 1000
+        }
+        let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(Self.wholeSecondsStyle)
+        let digits = String(millisecond)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 
     private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+    private static let wholeSecondsStyle = Date.ISO8601FormatStyle(timeZone: .gmt)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

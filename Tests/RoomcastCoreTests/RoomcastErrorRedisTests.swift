@@ -1,0 +1,47 @@
+import RedisClient
+import RoomcastCore
+import Testing
+
+@Suite("RoomcastError from RedisError")
+struct RoomcastErrorRedisTests {
+    @Test(
+        "script refusals map by their first word and keep the rest as the message",
+        arguments: [
+            ("FORBIDDEN not a participant of this room", RoomcastError.Code.forbidden, "not a participant of this room"),
+            ("NOT_FOUND room not found", .notFound, "room not found"),
+            ("CONFLICT room r1 exists", .conflict, "room r1 exists"),
+            ("INVALID text too long", .invalidPayload, "text too long"),
+        ]
+    )
+    func domainPrefixes(reply: String, code: RoomcastError.Code, message: String) {
+        let error = RoomcastError(RedisError(.reply, reply))
+        #expect(error.code == code)
+        #expect(error.message == message)
+    }
+
+    @Test(
+        "other error replies are internal and do not leak Redis's text",
+        arguments: [
+            "ERR unknown command 'FOO'", "WRONGTYPE Operation against a key holding the wrong kind of value",
+            "NOSCRIPT No matching script", "forbidden lower case", "FORBIDDENX no", "OOM command not allowed", "",
+        ]
+    )
+    func otherReplies(reply: String) {
+        let error = RoomcastError(RedisError(.reply, reply))
+        #expect(error.code == .internalError)
+        #expect(!reply.isEmpty ? !error.message.contains(reply) : true)
+    }
+
+    @Test(
+        "connection failures and timeouts mean unavailable",
+        arguments: [RedisError.Code.timeout, .connectionClosed, .connectionFailed, .clientShutdown]
+    )
+    func unavailable(code: RedisError.Code) {
+        #expect(RoomcastError(RedisError(code, "FORBIDDEN looks like a reply but is not")).code == .unavailable)
+    }
+
+    @Test("other client failures are internal", arguments: [RedisError.Code.unexpectedReply, .protocolError, .invalidURL])
+    func otherFailures(code: RedisError.Code) {
+        #expect(RoomcastError(RedisError(code, "something")).code == .internalError)
+    }
+}

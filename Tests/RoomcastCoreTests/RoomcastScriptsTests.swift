@@ -1,0 +1,57 @@
+import RedisClient
+import RoomcastCore
+import RoomcastTestSupport
+import Testing
+
+@Suite("RoomcastScripts")
+struct RoomcastScriptsTests {
+    @Test("every script is present, non-empty and distinct")
+    func bundled() {
+        #expect(RoomcastScripts.all.map(\.name) == ["room_create", "message_send"])
+        #expect(RoomcastScripts.all.allSatisfy { !$0.source.isEmpty && $0.sha1.count == 40 })
+        #expect(Set(RoomcastScripts.all.map(\.sha1)).count == RoomcastScripts.all.count)
+    }
+
+    @Test("all scripts load into a fresh Redis (a syntax check) under the SHA1 we computed")
+    func loadIntoFreshRedis() async throws {
+        try await withRedis { redis, _ in
+            try await redis.load(RoomcastScripts.all)
+            let exists = try await redis.send(RedisCommand("SCRIPT", ["EXISTS"] + RoomcastScripts.all.map(\.sha1)), as: [Int].self)
+            #expect(exists == RoomcastScripts.all.map { _ in 1 })
+        }
+    }
+
+    @Test("loading is a real syntax check: a broken script is refused")
+    func brokenScriptRefused() async throws {
+        try await withRedis { redis, _ in
+            let broken = RedisScript(name: "broken", source: "if then return end end")
+            await #expect(throws: RedisError.self) { try await redis.load([broken]) }
+        }
+    }
+
+    @Test("the stores keep working after SCRIPT FLUSH")
+    func surviveScriptFlush() async throws {
+        try await withRedis { redis, _ in
+            try await redis.load(RoomcastScripts.all)
+            let users = UserStore(redis: redis)
+            let alice = try await users.create(username: "alice", passwordHash: "h", displayName: nil)
+            let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)
+            let rooms = RoomStore(redis: redis)
+            let messages = MessageStore(redis: redis)
+            let first = try await rooms.create(by: alice.id, with: [bob.id], name: nil)
+            _ = try await messages.send("before", from: alice, to: first.id)
+
+            _ = try await redis.send("SCRIPT", "FLUSH")
+            let exists = try await redis.send(RedisCommand("SCRIPT", ["EXISTS"] + RoomcastScripts.all.map(\.sha1)), as: [Int].self)
+            #expect(exists == RoomcastScripts.all.map { _ in 0 })
+
+            let second = try await rooms.create(by: bob.id, with: [alice.id], name: "again")
+            let sent = try await messages.send("after", from: bob, to: second.id)
+            #expect(try await rooms.room(second.id)?.name == "again")
+            #expect(sent.message.text == "after")
+            // Script errors still map to domain codes after the reload.
+            _ = try await redis.send("SCRIPT", "FLUSH")
+            await expectRoomcastError(.notFound) { try await messages.send("x", from: bob, to: .random()) }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import RedisClient
+import RoomcastTestSupport
+import Synchronization
+import Testing
+
+/// The messages a test subscriber received, in arrival order.
+final class MessageInbox: Sendable {
+    private let messages = Mutex<[RedisPubSubMessage]>([])
+
+    /// Everything received so far.
+    var received: [RedisPubSubMessage] { messages.withLock { $0 } }
+
+    func append(_ message: RedisPubSubMessage) {
+        messages.withLock { $0.append(message) }
+    }
+
+    /// Waits until `condition` holds for the messages received so far and returns them.
+    func wait(
+        within timeout: Duration = .seconds(10),
+        until condition: ([RedisPubSubMessage]) -> Bool
+    ) async throws -> [RedisPubSubMessage] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let current = received
+            if condition(current) { return current }
+            guard ContinuousClock.now < deadline else { throw InboxTimeout(received: current.count) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Waits until at least `count` messages arrived on `channel` (all channels when `nil`).
+    func wait(for count: Int, on channel: String? = nil, within timeout: Duration = .seconds(10)) async throws -> [RedisPubSubMessage] {
+        try await wait(within: timeout) { messages in
+            messages.filter { channel == nil || $0.channel == channel }.count >= count
+        }.filter { channel == nil || $0.channel == channel }
+    }
+
+    struct InboxTimeout: Error, CustomStringConvertible {
+        var received: Int
+        var description: String { "timed out waiting for published messages (\(received) received)" }
+    }
+}
+
+/// Runs `body` with a subscriber to `channels` on `server` that records every message.
+func withSubscriber<Result: Sendable>(
+    _ server: RedisServer,
+    to channels: [String],
+    _ body: @Sendable (MessageInbox) async throws -> Result
+) async throws -> Result {
+    let inbox = MessageInbox()
+    var configuration = try testConfiguration(server)
+    configuration.clientName = "test-subscriber"
+    let subscriber = RedisSubscriber(configuration: configuration) { event in
+        if case .message(let message) = event { inbox.append(message) }
+    }
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await subscriber.run() }
+        defer { group.cancelAll() }
+        try await subscriber.subscribe(channels)
+        return try await body(inbox)
+    }
+}
