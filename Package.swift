@@ -129,6 +129,7 @@ let package = Package(
         .target(
             name: "RoomcastTestSupport",
             dependencies: [
+                "RedisClient",
                 "SocketIO",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -168,11 +169,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "RoomcastCoreTests",
+            dependencies: [
+                "RoomcastCore",
+                "RedisClient",
+                "RoomcastTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RoomcastServerTests",
             dependencies: [
                 "RoomcastServer",
+                "RoomcastCore",
                 "RoomcastTestSupport",
                 "RedisClient",
+                "SocketIO",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),

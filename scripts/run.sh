@@ -23,6 +23,13 @@ fi
 stop_redis() { [ -n "$started_redis" ] && redis-cli -p "$redis_port" shutdown >/dev/null 2>&1 || true; }
 trap stop_redis EXIT
 
+# A local JWT secret, made once and kept in var/ (ignored by git), unless one is given.
+if [ -z "${ROOMCAST_JWT_SECRET:-}" ]; then
+    mkdir -p var
+    [ -s var/jwt-secret ] || head -c 48 /dev/urandom | base64 | tr -d '\n/+=' > var/jwt-secret
+    export ROOMCAST_JWT_SECRET="$(cat var/jwt-secret)"
+fi
+
 configuration="${ROOMCAST_BUILD:-debug}"
 swift build -c "$configuration" --product roomcast
 export ROOMCAST_REDIS_URL="${ROOMCAST_REDIS_URL:-redis://127.0.0.1:$redis_port}"

@@ -14,3 +14,8 @@ trap sweep EXIT
 
 swift build --build-tests
 swift test --skip-build "$@"
+
+# End-to-end: the unmodified python-socketio client against two real gateway nodes (tests/e2e).
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
+.venv/bin/python -m pytest -q tests/e2e

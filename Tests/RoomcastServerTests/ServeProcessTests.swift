@@ -42,3 +42,23 @@ struct ServeProcessTests {
         #expect(!output.contains("roomcast ready"))
     }
 }
+
+@Suite("roomcast serve: routes outside the API")
+struct PublicRouteTests {
+    @Test("health probes ignore a stray Authorization header; the API does not")
+    func healthIgnoresAuthorization() async throws {
+        try await RedisServer.with { redis in
+            let gateway = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
+            defer { gateway.process.signal(SIGKILL) }
+            let health = try await HTTPTestClient.request(port: gateway.port, path: "/healthz", headers: ["Authorization": "Bearer nonsense"])
+            #expect(health.status == 200)
+            let me = try await HTTPTestClient.request(port: gateway.port, path: "/api/users/me", headers: ["Authorization": "Bearer nonsense"])
+            #expect(me.status == 401)
+            #expect(try JSONValue(me.text)["error"]["code"] == "unauthorized")
+            let unknown = try await HTTPTestClient.request(port: gateway.port, path: "/api/nothing-here")
+            #expect(unknown.status == 404)
+            #expect(try JSONValue(unknown.text)["error"]["code"] == "not_found")
+            await gateway.process.terminate()
+        }
+    }
+}

@@ -45,11 +45,12 @@ public struct Gateway: Sendable {
 
         let router = Router(context: RoomcastRequestContext.self)
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: AuthMiddleware(tokens: tokens))
         HealthRoutes(redis: redis).register(on: router)
-        AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: router)
-        RoomRoutes(rooms: rooms, maxParticipants: settings.maxRoomParticipants).register(on: router)
         EngineIORoutes().register(on: router)
+        // Tokens are checked on the API only: a stray header must not fail a health probe.
+        let api = router.group().add(middleware: AuthMiddleware(tokens: tokens))
+        AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: api)
+        RoomRoutes(rooms: rooms, maxParticipants: settings.maxRoomParticipants).register(on: api)
 
         let redisEndpoint = settings.redis.endpoint
         let socketServer = HTTPServerBuilder.http1WebSocketUpgrade(

@@ -23,7 +23,7 @@ struct AuthRoutes {
         var user: User
     }
 
-    func register(on router: Router<RoomcastRequestContext>) {
+    func register(on router: some RouterMethods<RoomcastRequestContext>) {
         router.post("/api/auth/register") { request, context in
             let body = try await request.decode(as: RegisterRequest.self, context: context)
             try Credentials.validate(username: body.username)

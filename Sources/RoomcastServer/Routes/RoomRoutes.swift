@@ -13,7 +13,7 @@ struct RoomRoutes {
         var name: String?
     }
 
-    func register(on router: Router<RoomcastRequestContext>) {
+    func register(on router: some RouterMethods<RoomcastRequestContext>) {
         router.post("/api/rooms") { request, context in
             let creator = try context.requireUser()
             let body = try await request.decode(as: CreateRequest.self, context: context)

@@ -1,0 +1,173 @@
+import Foundation
+import NIOCore
+import RedisClient
+import RoomcastTestSupport
+import SocketIO
+import Testing
+
+@Suite("Socket.IO gateway: two nodes on one Redis", .serialized)
+struct SocketGatewayTests {
+    @Test("users on different nodes exchange message:new both ways, with acks")
+    func crossNodeMessages() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let bobSocket = try await cluster.connect(bob, to: cluster.node2)
+            #expect(try await aliceSocket.emitWithAck("room:join", ["roomId": .string(room)]) == ["data": ["roomId": .string(room)]])
+            #expect(try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])["data"]["roomId"].stringValue == room)
+
+            let ack = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "hi bob"])
+            #expect(ack["data"]["message"]["text"] == "hi bob")
+            #expect(ack["data"]["message"]["user"]["username"] == "alice")
+            let atBob = try JSONValue(try await bobSocket.nextEvent("message:new"))
+            #expect(atBob["roomId"].stringValue == room)
+            #expect(atBob["message"] == ack["data"]["message"])
+            let firstOffset = try #require(atBob["offset"].stringValue)
+            // The sender's own sockets get the event too.
+            #expect(try JSONValue(try await aliceSocket.nextEvent("message:new"))["offset"].stringValue == firstOffset)
+
+            _ = try await bobSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "hi alice"])
+            let atAlice = try JSONValue(try await aliceSocket.nextEvent("message:new"))
+            #expect(atAlice["message"]["text"] == "hi alice")
+            #expect(atAlice["message"]["user"]["username"] == "bob")
+            // Offsets are stream ids and increase.
+            let secondOffset = try #require(atAlice["offset"].stringValue)
+            #expect(secondOffset.split(separator: "-").map { Int($0)! }.lexicographicallyPrecedes(firstOffset.split(separator: "-").map { Int($0)! }) == false)
+            #expect(secondOffset != firstOffset)
+        }
+    }
+
+    @Test("a non-participant cannot join and receives nothing")
+    func outsiderIsRefused() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let eve = try await cluster.register("eve")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let eveSocket = try await cluster.connect(eve, to: cluster.node2)
+            _ = try await aliceSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            let refused = try await eveSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            #expect(refused["error"]["code"] == "forbidden")
+            let sendRefused = try await eveSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "let me in"])
+            #expect(sendRefused["error"]["code"] == "forbidden")
+            _ = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "private"])
+            try await eveSocket.expectNoEvent("message:new", within: .milliseconds(500))
+            let missing = try await eveSocket.emitWithAck("room:join", ["roomId": "doesnotexist"])
+            #expect(missing["error"]["code"] == "not_found")
+            let invalid = try await eveSocket.emitWithAck("room:join", ["roomId": "{bad:id}"])
+            #expect(invalid["error"]["code"] == "invalid_payload")
+        }
+    }
+
+    @Test("a socket that leaves stops receiving, and the node unsubscribes when its last socket leaves")
+    func leaveStopsDeliveryAndUnsubscribes() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let channel = "room:{\(room)}:events"
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let bobSocket = try await cluster.connect(bob, to: cluster.node2)
+            let bobSecond = try await cluster.connect(bob, to: cluster.node2)
+            for socket in [aliceSocket, bobSocket, bobSecond] {
+                _ = try await socket.emitWithAck("room:join", ["roomId": .string(room)])
+            }
+            // Two nodes hold sockets of the room: two subscriptions.
+            #expect(try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)]))
+
+            _ = try await bobSocket.emitWithAck("room:leave", ["roomId": .string(room)])
+            _ = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "one"])
+            #expect(try JSONValue(try await bobSecond.nextEvent("message:new"))["message"]["text"] == "one")
+            try await bobSocket.expectNoEvent("message:new", within: .milliseconds(300))
+            // node 2 still has a socket in the room.
+            #expect(try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)]))
+
+            _ = try await bobSecond.emitWithAck("room:leave", ["roomId": .string(room)])
+            let unsubscribed = try await eventually {
+                try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(1)])
+            }
+            #expect(unsubscribed)
+            // Disconnecting the last socket of a node drops its subscriptions too.
+            _ = try await aliceSocket.close()
+            #expect(try await eventually {
+                let channels = try await cluster.withRedis { try await $0.send("PUBSUB", "CHANNELS", "room:*") }
+                return channels == .array([])
+            })
+        }
+    }
+
+    @Test("room:created reaches the other participants' sockets on any node, not the creator's")
+    func roomCreatedEvent() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let bobSocket = try await cluster.connect(bob, to: cluster.node2)
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node2)
+            let room = try await cluster.createRoom(by: alice, with: [bob], on: cluster.node1)
+            let event = try JSONValue(try await bobSocket.nextEvent("room:created"))
+            #expect(event["room"]["id"].stringValue == room)
+            #expect(event["room"]["participants"].arrayValue?.count == 2)
+            try await aliceSocket.expectNoEvent("room:created", within: .milliseconds(300))
+        }
+    }
+
+    @Test("bad payloads get clear errors and the connection stays usable")
+    func badInput() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let socket = try await cluster.connect(alice, to: cluster.node1)
+            for payload in [#""just a string""#, "[1,2]", "42", "null"] {
+                let ack = try JSONValue(try await socket.emitWithAck("message:send", payload))
+                #expect(ack["error"]["code"] == "invalid_payload", "payload \(payload)")
+            }
+            let wrongType = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": 5])
+            #expect(wrongType["error"]["code"] == "invalid_payload")
+            #expect(wrongType["error"]["message"].stringValue?.contains("text") == true)
+            let missing = try await socket.emitWithAck("message:send", ["roomId": .string(room)])
+            #expect(missing["error"]["message"].stringValue?.contains("text") == true)
+            let tooLong = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": .string(String(repeating: "x", count: 4001))])
+            #expect(tooLong["error"]["code"] == "invalid_payload")
+            let unknown = try await socket.emitWithAck("room:dance", ["roomId": .string(room)])
+            #expect(unknown["error"]["code"] == "unknown_event")
+
+            // Without an ack id, errors arrive as an `error` event naming the event.
+            try await socket.emit("room:dance", #"{"x":1}"#)
+            let error = try JSONValue(try await socket.nextEvent("error"))
+            #expect(error["code"] == "unknown_event")
+            #expect(error["event"] == "room:dance")
+            // A malformed packet, and a binary frame.
+            try await socket.sendRaw(text: #"42["message:send",{"roomId":"#)
+            #expect(try JSONValue(try await socket.nextEvent("error"))["code"] == "malformed_json")
+            try await socket.sendRaw(binary: ByteBuffer(bytes: [1, 2, 3]))
+            #expect(try JSONValue(try await socket.nextEvent("error"))["code"] == "malformed_packet")
+
+            _ = try await socket.emitWithAck("room:join", ["roomId": .string(room)])
+            let ok = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": "still here"])
+            #expect(ok["data"]["message"]["text"] == "still here")
+        }
+    }
+
+    @Test("a 2 MB frame closes that connection only")
+    func oversizedFrame() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let bobSocket = try await cluster.connect(bob, to: cluster.node1)
+            #expect(aliceSocket.handshake.maxPayload == 1_000_000)
+            _ = try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            let huge = #"42["message:send",{"roomId":"\#(room)","text":""# + String(repeating: "a", count: 2_000_000) + #""}]"#
+            try? await aliceSocket.sendRaw(text: huge)
+            #expect(try await aliceSocket.waitForClose() == 1009)
+            let ok = try await bobSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "unaffected"])
+            #expect(ok["data"]["message"]["text"] == "unaffected")
+            #expect(try JSONValue(try await bobSocket.nextEvent("message:new"))["message"]["text"] == "unaffected")
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import RedisClient
+import RoomcastTestSupport
+import Testing
+
+/// A private Redis with two gateway nodes on it, as a deployment runs them.
+struct TwoNodeCluster: Sendable {
+    let redis: RedisServer
+    let node1: GatewayProcess
+    let node2: GatewayProcess
+
+    /// Runs `body` with a fresh Redis and two nodes, then stops them all.
+    static func with(
+        environment: [String: String] = [:],
+        _ body: @Sendable (TwoNodeCluster) async throws -> Void
+    ) async throws {
+        try await RedisServer.with { redis in
+            let node1 = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"], environment: environment)
+            let node2: GatewayProcess
+            do {
+                node2 = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"], environment: environment)
+            } catch {
+                await node1.process.terminate()
+                throw error
+            }
+            let cluster = TwoNodeCluster(redis: redis, node1: node1, node2: node2)
+            do {
+                try await body(cluster)
+            } catch {
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
+        }
+    }
+
+    func stop() async {
+        async let first: Void = node1.process.terminate()
+        async let second: Void = node2.process.terminate()
+        _ = await (first, second)
+    }
+
+    /// Registers a user through `node` and returns its token and id.
+    func register(_ username: String, on node: GatewayProcess? = nil) async throws -> TestUser {
+        let response = try await HTTPTestClient.request(
+            "POST", port: (node ?? node1).port, path: "/api/auth/register",
+            headers: ["Content-Type": "application/json"],
+            body: Data(#"{"username":"\#(username)","password":"correct horse"}"#.utf8)
+        )
+        #expect(response.status == 201, "register \(username): \(response.text)")
+        let body = try JSONValue(response.text)
+        guard let token = body["data"]["token"].stringValue, let id = body["data"]["user"]["id"].stringValue else {
+            throw TestFailure("no token in \(response.text)")
+        }
+        return TestUser(username: username, id: id, token: token)
+    }
+
+    /// Creates a room of `creator` and `others` over REST and returns its id.
+    func createRoom(by creator: TestUser, with others: [TestUser], on node: GatewayProcess? = nil) async throws -> String {
+        let ids = others.map { "\"\($0.id)\"" }.joined(separator: ",")
+        let response = try await HTTPTestClient.request(
+            "POST", port: (node ?? node1).port, path: "/api/rooms",
+            headers: ["Content-Type": "application/json", "Authorization": "Bearer \(creator.token)"],
+            body: Data(#"{"participantIds":[\#(ids)]}"#.utf8)
+        )
+        #expect(response.status == 201, "create room: \(response.text)")
+        guard let id = try JSONValue(response.text)["data"]["id"].stringValue else { throw TestFailure("no room id in \(response.text)") }
+        return id
+    }
+
+    /// Connects a socket for `user` to `node`, with the token in the CONNECT auth object.
+    func connect(_ user: TestUser, to node: GatewayProcess) async throws -> SocketIOTestClient {
+        try await SocketIOTestClient.connect(port: node.port, auth: #"{"token":"\#(user.token)"}"#)
+    }
+
+    /// A client of the same Redis, for checking state and pub/sub from outside.
+    func withRedis<Result: Sendable>(_ body: @Sendable (RedisClient) async throws -> Result) async throws -> Result {
+        try await withClient(try testConfiguration(redis), body)
+    }
+}
+
+/// A registered test user.
+struct TestUser: Sendable {
+    let username: String
+    let id: String
+    let token: String
+}
+
+/// A test precondition that did not hold.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

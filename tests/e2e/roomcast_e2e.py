@@ -1,0 +1,398 @@
+"""Helpers for the end-to-end suite: real processes, REST calls, Socket.IO clients, JWTs.
+
+Everything here talks to processes started by conftest.py over loopback only. Every wait is
+bounded: no helper blocks longer than its timeout argument.
+"""
+
+import base64
+import ctypes
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import requests
+import socketio
+
+# 40 characters: the HS256 key every gateway node under test shares.
+JWT_SECRET = "roomcast-e2e-test-secret-0123456789abcde"
+assert len(JWT_SECRET) == 40
+
+# Default bound for one socket wait or ack, in seconds.
+WAIT = 5.0
+
+READY_LINE = re.compile(r"^roomcast ready on http://(\[[^\]]+\]|[^:/\s]+):(\d+)", re.MULTILINE)
+ISO_MS_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """Runs in the child before exec: SIGTERM it if the test process dies without cleaning up."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def stop_process(process, grace=5.0):
+    """SIGTERM, then SIGKILL after `grace` seconds; waits for the exit either way."""
+    if process is None or process.poll() is not None:
+        return
+    try:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=grace)
+    except ProcessLookupError:
+        pass
+
+
+def tail(path, lines=40):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return "".join(handle.readlines()[-lines:])
+    except OSError as error:
+        return f"(no log: {error})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes
+
+
+class RedisServer:
+    """A private redis-server on a free loopback port, in a `roomcast-test-redis.*` directory
+    (scripts/test.sh sweeps strays by that name)."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix="roomcast-test-redis.")
+        self.process = None
+        self.port = None
+        executable = os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
+        last_error = None
+        for _ in range(5):
+            port = free_port()
+            self.process = subprocess.Popen(
+                [
+                    executable, "--port", str(port), "--bind", "127.0.0.1",
+                    "--save", "", "--appendonly", "no", "--set-proc-title", "no",
+                    "--dir", self.directory, "--daemonize", "no", "--protected-mode", "no",
+                    "--logfile", os.path.join(self.directory, "redis.log"), "--loglevel", "warning",
+                ],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+            )
+            if self._wait_until_ready(port, timeout=10.0):
+                self.port = port
+                return
+            last_error = f"redis-server did not answer PING on port {port}:\n" + tail(os.path.join(self.directory, "redis.log"))
+            stop_process(self.process)  # the port may have been taken meanwhile: try another
+        self.destroy()
+        raise RuntimeError(last_error)
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}"
+
+    def _wait_until_ready(self, port, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+                    connection.sendall(b"PING\r\n")
+                    if connection.recv(64).startswith(b"+PONG"):
+                        return True
+            except OSError:
+                pass
+            time.sleep(0.05)
+        return False
+
+    def destroy(self):
+        stop_process(self.process)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class GatewayNode:
+    """`roomcast serve --port 0` from the built binary; ready when it prints its ready line."""
+
+    def __init__(self, name, binary, redis_url, log_directory, ready_timeout=30.0):
+        self.name = name
+        self.log_path = os.path.join(log_directory, f"gateway-{name}.log")
+        environment = {key: value for key, value in os.environ.items()
+                       if not key.startswith("ROOMCAST_") or key == "ROOMCAST_LOG_LEVEL"}
+        environment.update({
+            "ROOMCAST_JWT_SECRET": JWT_SECRET,
+            "ROOMCAST_AUTH_BCRYPT_COST": "4",
+        })
+        repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [binary, "serve", "--port", "0", "--redis-url", redis_url],
+                cwd=repository, env=environment,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
+            )
+        deadline = time.monotonic() + ready_timeout
+        while True:
+            match = READY_LINE.search(self.output)
+            if match:
+                self.host = match.group(1)
+                self.port = int(match.group(2))
+                break
+            if self.process.poll() is not None:
+                raise RuntimeError(f"roomcast node {name} exited with {self.process.returncode} before it was ready:\n{self.output}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"roomcast node {name} printed no ready line within {ready_timeout} s:\n{self.output}")
+            time.sleep(0.05)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def output(self):
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as handle:
+                return handle.read()
+        except OSError:
+            return ""
+
+    def is_running(self):
+        return self.process.poll() is None
+
+    def stop(self):
+        stop_process(self.process)
+
+
+# ---------------------------------------------------------------------------------------------
+# REST
+
+
+@dataclass
+class Account:
+    token: str
+    user: dict
+    password: str
+
+    @property
+    def id(self):
+        return self.user["id"]
+
+    @property
+    def username(self):
+        return self.user["username"]
+
+
+class Api:
+    """The REST API of one node."""
+
+    def __init__(self, base_url):
+        self.base_url = base_url
+
+    def request(self, method, path, token=None, json_body=None, timeout=WAIT):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return requests.request(method, self.base_url + path, json=json_body, headers=headers, timeout=timeout)
+
+    def register(self, prefix="u", password="correct-horse-battery"):
+        username = f"{prefix}_{uuid.uuid4().hex[:12]}"
+        response = self.request("POST", "/api/auth/register",
+                                json_body={"username": username, "password": password, "displayName": username.upper()})
+        assert response.status_code == 201, f"register {username}: {response.status_code} {response.text}"
+        data = response.json()["data"]
+        assert data["user"]["username"] == username, data
+        assert isinstance(data["token"], str) and data["token"], data
+        return Account(token=data["token"], user=data["user"], password=password)
+
+    def create_room(self, creator, other=None, participants=None, name=None):
+        """A room made by `creator` with `other` (`otherUserId`) or `participants` (`participantIds`)."""
+        body = {}
+        if other is not None:
+            body["otherUserId"] = other.id
+        if participants is not None:
+            body["participantIds"] = [account.id for account in participants]
+        if name is not None:
+            body["name"] = name
+        response = self.request("POST", "/api/rooms", token=creator.token, json_body=body)
+        assert response.status_code == 201, f"create room: {response.status_code} {response.text}"
+        room = response.json()["data"]
+        assert isinstance(room["id"], str) and room["id"], room
+        return room
+
+
+# ---------------------------------------------------------------------------------------------
+# Socket.IO
+
+
+@dataclass
+class ConnectRefusal:
+    """What a refused connection produced: the client's exception and the CONNECT_ERROR payload."""
+    exception: Exception
+    payload: object
+
+
+@dataclass
+class SocketClient:
+    """An unmodified `socketio.Client` that records every server event it receives."""
+
+    name: str
+    sio: socketio.Client = field(default_factory=lambda: socketio.Client(reconnection=False))
+
+    def __post_init__(self):
+        self._condition = threading.Condition()
+        self._events = []  # (event, payload) in arrival order
+        self._connect_errors = []
+        self.sio.on("*", self._on_any)
+        self.sio.on("connect_error", self._on_connect_error)
+
+    def _on_any(self, event, *args):
+        payload = args[0] if len(args) == 1 else list(args)
+        with self._condition:
+            self._events.append((event, payload))
+            self._condition.notify_all()
+
+    def _on_connect_error(self, *args):
+        with self._condition:
+            self._connect_errors.append(args[0] if len(args) == 1 else list(args))
+            self._condition.notify_all()
+
+    def connect(self, url, auth=None, headers=None, namespaces=("/",)):
+        for namespace in namespaces:
+            if namespace != "/":  # CONNECT_ERROR for a namespace goes to that namespace's handler
+                self.sio.on("connect_error", self._on_connect_error, namespace=namespace)
+        self.sio.connect(url, transports=["websocket"], auth=auth, headers=headers or {},
+                         namespaces=list(namespaces), wait_timeout=WAIT)
+        return self
+
+    def connect_refused(self, url, auth=None, headers=None, namespaces=("/",)):
+        """Connects expecting a refusal; returns the exception and the CONNECT_ERROR payload."""
+        try:
+            self.connect(url, auth=auth, headers=headers, namespaces=namespaces)
+        except socketio.exceptions.ConnectionError as error:
+            with self._condition:
+                self._condition.wait_for(lambda: self._connect_errors, timeout=WAIT)
+                payload = self._connect_errors[0] if self._connect_errors else None
+            return ConnectRefusal(exception=error, payload=payload)
+        raise AssertionError(f"{self.name}: the server accepted a connection it should have refused (sid {self.sio.sid})")
+
+    def call(self, event, data=None, timeout=WAIT):
+        """Emits with an ack and returns the ack payload."""
+        return self.sio.call(event, data, timeout=timeout)
+
+    def emit(self, event, data=None):
+        self.sio.emit(event, data)
+
+    def _matching(self, event, where):
+        def matches(payload):
+            try:
+                return where(payload)
+            except (KeyError, TypeError, IndexError):  # a payload of another shape does not match
+                return False
+        return [payload for name, payload in self._events if name == event and matches(payload)]
+
+    def received(self, event, where=lambda payload: True):
+        """Every `event` received so far whose payload satisfies `where`, in arrival order."""
+        with self._condition:
+            return self._matching(event, where)
+
+    def wait_for(self, event, where=lambda payload: True, timeout=WAIT):
+        """The first `event` whose payload satisfies `where`, waiting at most `timeout` seconds."""
+        with self._condition:
+            if self._condition.wait_for(lambda: self._matching(event, where), timeout=timeout):
+                return self._matching(event, where)[0]
+            seen = [name for name, _ in self._events]
+        raise AssertionError(f"{self.name}: no matching {event!r} within {timeout} s; events received: {seen}")
+
+    def assert_no(self, event, where=lambda payload: True, within=0.5):
+        """Fails if a matching `event` arrives (or had arrived) within `within` seconds."""
+        with self._condition:
+            unexpected = self._condition.wait_for(lambda: self._matching(event, where), timeout=within)
+        assert not unexpected, f"{self.name}: unexpected {event!r}: {unexpected}"
+
+    def disconnect(self):
+        try:
+            self.sio.disconnect()
+        except Exception:  # noqa: BLE001 — teardown must go on
+            pass
+
+
+def error_code(ack):
+    """The `error.code` of an error ack, with a readable failure otherwise."""
+    assert isinstance(ack, dict) and isinstance(ack.get("error"), dict), f"expected an error ack, got {ack!r}"
+    error = ack["error"]
+    assert isinstance(error.get("message"), str) and error["message"], f"error without a message: {ack!r}"
+    return error["code"]
+
+
+def ack_data(ack):
+    """The `data` of a success ack, with a readable failure otherwise."""
+    assert isinstance(ack, dict) and "data" in ack and "error" not in ack, f"expected a success ack, got {ack!r}"
+    return ack["data"]
+
+
+def offset_key(offset):
+    """Orders offsets: Redis stream ids `<ms>-<seq>` (or plain integers)."""
+    if isinstance(offset, int) and not isinstance(offset, bool):
+        return (offset, 0)
+    assert isinstance(offset, str) and re.fullmatch(r"\d+(-\d+)?", offset), f"not a stream offset: {offset!r}"
+    milliseconds, _, sequence = offset.partition("-")
+    return (int(milliseconds), int(sequence or 0))
+
+
+# ---------------------------------------------------------------------------------------------
+# JWTs by hand (HS256 with hmac), to forge the bad ones
+
+
+def _b64url(raw):
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def jwt_claims(token):
+    """The claims of a token, unverified."""
+    return json.loads(_b64url_decode(token.split(".")[1]))
+
+
+def jwt_sign(claims, secret=JWT_SECRET, header=None):
+    header = header or {"alg": "HS256", "typ": "JWT"}
+    signing_input = _b64url(json.dumps(header, separators=(",", ":")).encode()) + "." + \
+        _b64url(json.dumps(claims, separators=(",", ":")).encode())
+    signature = hmac.new(secret.encode(), signing_input.encode("ascii"), hashlib.sha256).digest()
+    return signing_input + "." + _b64url(signature)
+
+
+def jwt_unsigned(claims):
+    """An `alg: none` token: header and claims, empty signature."""
+    header = {"alg": "none", "typ": "JWT"}
+    return _b64url(json.dumps(header).encode()) + "." + _b64url(json.dumps(claims).encode()) + "."
+
+
+def jwt_with_claims_swapped(token, **changes):
+    """The token's header and signature around changed claims: a tampered token."""
+    header, _, signature = token.split(".")
+    claims = jwt_claims(token)
+    claims.update(changes)
+    return header + "." + _b64url(json.dumps(claims, separators=(",", ":")).encode()) + "." + signature
