@@ -26,6 +26,8 @@ public struct RoomcastError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let conflict = Code(rawValue: "conflict")
         /// A body or frame exceeded its size limit.
         public static let payloadTooLarge = Code(rawValue: "payload_too_large")
+        /// A size or count limit was reached (elements per room ...).
+        public static let limitExceeded = Code(rawValue: "limit_exceeded")
         /// Too many requests or events.
         public static let rateLimited = Code(rawValue: "rate_limited")
         /// Redis cannot be reached; retry later.

@@ -1,3 +1,4 @@
+import Foundation
 public import RedisClient
 
 extension RoomcastError {
@@ -12,6 +13,7 @@ extension RoomcastError {
         case "NOT_FOUND"?: self.init(.notFound, Self.text(error))
         case "CONFLICT"?: self.init(.conflict, Self.text(error))
         case "INVALID"?: self.init(.invalidPayload, Self.text(error))
+        case "LIMIT"?: self.init(.limitExceeded, Self.text(error))
         case .some: self.init(.internalError, "the server could not complete the request")
         case nil:
             if error.code == .timeout || error.code == .connectionClosed || error.code == .connectionFailed || error.code == .clientShutdown {
@@ -22,8 +24,14 @@ extension RoomcastError {
         }
     }
 
+    /// The message after the code word, without the ` script: <sha>, on @user_script:N.` that
+    /// Redis appends to errors raised inside a script.
     private static func text(_ error: RedisError) -> String {
-        String(error.message.drop { $0 != " " }.dropFirst())
+        var text = Substring(error.message.drop { $0 != " " }.dropFirst())
+        if let suffix = text.range(of: " script: ") {
+            text = text[..<suffix.lowerBound]
+        }
+        return String(text)
     }
 }
 

@@ -8,16 +8,43 @@ public enum RoomcastScripts {
     /// `message_send.lua`: store, append and publish a chat message.
     public static let messageSend = script("message_send")
 
+    /// `element_create.lua`
+    public static let elementCreate = elementScript("element_create")
+    /// `element_update.lua`
+    public static let elementUpdate = elementScript("element_update")
+    /// `element_transform.lua`
+    public static let elementTransform = elementScript("element_transform")
+    /// `element_front.lua`
+    public static let elementFront = elementScript("element_front")
+    /// `element_delete.lua`
+    public static let elementDelete = elementScript("element_delete")
+    /// `room_clear.lua`
+    public static let roomClear = elementScript("room_clear")
+    /// `elements_snapshot.lua`
+    public static let elementsSnapshot = elementScript("elements_snapshot")
+
     /// Every script, for loading (and syntax-checking) at start-up.
-    public static let all = [roomCreate, messageSend]
+    public static let all = [
+        roomCreate, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
+        elementsSnapshot,
+    ]
 
     private static func script(_ name: String) -> RedisScript {
+        RedisScript(name: name, source: source(name))
+    }
+
+    /// Element scripts share `_shared.lua`, prepended here: Redis scripts cannot import.
+    private static func elementScript(_ name: String) -> RedisScript {
+        RedisScript(name: name, source: source("_shared") + "\n" + source(name))
+    }
+
+    private static func source(_ name: String) -> String {
         guard let url = Bundle.module.url(forResource: name, withExtension: "lua", subdirectory: "Scripts"),
             let source = try? String(contentsOf: url, encoding: .utf8)
         else {
             // The resource bundle ships beside the binary; without it no mutation can run.
             fatalError("Lua script \(name).lua is missing from the RoomcastCore resource bundle")
         }
-        return RedisScript(name: name, source: source)
+        return source
     }
 }

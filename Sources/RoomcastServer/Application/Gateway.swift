@@ -31,13 +31,17 @@ public struct Gateway: Sendable {
         let tokens = TokenService(secret: secret, lifetime: settings.tokenLifetime)
         let users = UserStore(redis: redis)
         let rooms = RoomStore(redis: redis)
+        var messages = MessageStore(redis: redis)
+        messages.eventsKept = settings.roomStreamLength
+        let elements = ElementStore(redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements)
         let socketServices = SocketServices(
             settings: settings.socket,
             hub: hub,
             tokens: tokens,
             users: users,
             rooms: rooms,
-            messages: MessageStore(redis: redis),
+            messages: messages,
+            elements: elements,
             events: SocketEvents.router(),
             redisTimeout: settings.redis.commandTimeout,
             logger: logger.with(label: "socket")
@@ -51,6 +55,7 @@ public struct Gateway: Sendable {
         let api = router.group().add(middleware: AuthMiddleware(tokens: tokens))
         AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: api)
         RoomRoutes(rooms: rooms, maxParticipants: settings.maxRoomParticipants).register(on: api)
+        ElementRoutes(elements: elements, users: users).register(on: api)
 
         let redisEndpoint = settings.redis.endpoint
         let socketServer = HTTPServerBuilder.http1WebSocketUpgrade(

@@ -16,6 +16,8 @@ extension GatewaySettings {
         public static let jwtTTL = "jwt.ttl_seconds"
         public static let bcryptCost = "auth.bcrypt_cost"
         public static let maxRoomParticipants = "rooms.max_participants"
+        public static let maxRoomElements = "rooms.max_elements"
+        public static let roomStreamLength = "rooms.stream_length"
         public static let pingInterval = "engineio.ping_interval_ms"
         public static let pingTimeout = "engineio.ping_timeout_ms"
         public static let maxPayload = "engineio.max_payload"
@@ -64,6 +66,8 @@ extension GatewaySettings {
         }
         bcryptCost = try Self.integer(reader, Key.bcryptCost, in: 4...31) ?? bcryptCost
         maxRoomParticipants = try Self.integer(reader, Key.maxRoomParticipants, in: 2...1000) ?? maxRoomParticipants
+        maxRoomElements = try Self.integer(reader, Key.maxRoomElements, in: 1...1_000_000) ?? maxRoomElements
+        roomStreamLength = try Self.integer(reader, Key.roomStreamLength, in: 10...10_000_000) ?? roomStreamLength
         if let milliseconds = try Self.integer(reader, Key.pingInterval, in: 50...3_600_000) {
             socket.pingInterval = .milliseconds(milliseconds)
         }

@@ -22,6 +22,10 @@ public struct GatewaySettings: Sendable {
     public var bcryptCost: Int = 10
     /// Most participants a room may have, its creator included.
     public var maxRoomParticipants: Int = 16
+    /// Most elements a room may hold.
+    public var maxRoomElements: Int = 5_000
+    /// Room events kept in each room's stream for recovery by offset (approximate).
+    public var roomStreamLength: Int = 1_000
     /// Engine.IO and socket settings.
     public var socket = SocketSettings()
 

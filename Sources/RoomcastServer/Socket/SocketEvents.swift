@@ -25,6 +25,7 @@ enum SocketEvents {
             let sent = try await state.services.messages.send(request.text, from: state.connectedUser, to: request.roomId)
             return MessageResult(message: sent.message)
         }
+        registerElementEvents(on: &router)
         return router
     }
 }

@@ -90,7 +90,7 @@ final class SocketHub: Service, Sendable {
         // One copy of the recipient list per event; the frame bytes are shared, not copied.
         let sessions = index.entries.withLock { entries in entries[message.channel].map { Array($0.sessions.values) } } ?? []
         for session in sessions {
-            session.send(envelope.frame)
+            session.deliver(envelope.frame, offset: envelope.offset, channel: message.channel)
         }
     }
 }

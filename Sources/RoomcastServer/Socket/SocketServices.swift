@@ -10,6 +10,7 @@ struct SocketServices: Sendable {
     let users: UserStore
     let rooms: RoomStore
     let messages: MessageStore
+    let elements: ElementStore
     let events: SocketEventRouter
     /// Limit for Redis-backed steps of a socket event (subscription confirmations).
     let redisTimeout: Duration

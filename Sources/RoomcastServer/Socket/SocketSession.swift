@@ -1,4 +1,5 @@
 import NIOCore
+import RoomcastCore
 import NIOWebSocket
 import Synchronization
 import HummingbirdWebSocket
@@ -21,6 +22,10 @@ final class SocketSession: Sendable {
     /// Set once a Socket.IO CONNECT succeeded, for the connect timeout.
     let hasConnected = Atomic<Bool>(false)
     private let queue: AsyncStream<Outbound>.Continuation
+    /// Events of channels being joined, held back until the joiner's snapshot is sent.
+    private let joining = Mutex<[String: [(offset: StreamOffset?, frame: ByteBuffer)]]>([:])
+    /// How many channels are being joined: zero on the fast path of every delivery.
+    private let joiningCount = Atomic<Int>(0)
     private let closeRequest = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
 
     /// Creates a session and the stream its writer drains.
@@ -38,6 +43,43 @@ final class SocketSession: Sendable {
     func send(_ frame: ByteBuffer) {
         if case .dropped = queue.yield(.frame(frame)) {
             close(.policyViolation, reason: "client too slow to receive its events")
+        }
+    }
+
+    /// Delivers a published event of `channel`: at once, or held while the channel is joined.
+    func deliver(_ frame: ByteBuffer, offset: Substring?, channel: String) {
+        if joiningCount.load(ordering: .acquiring) > 0 {
+            let held = joining.withLock { joining -> Bool in
+                guard joining[channel] != nil else { return false }
+                joining[channel]!.append((offset.flatMap(StreamOffset.init), frame))
+                return true
+            }
+            if held { return }
+        }
+        send(frame)
+    }
+
+    /// Starts holding `channel`'s events: call before subscribing, so none slips past the snapshot.
+    func beginJoin(_ channel: String) {
+        joining.withLock { joining in
+            if joining[channel] == nil {
+                joining[channel] = []
+                joiningCount.add(1, ordering: .releasing)
+            }
+        }
+    }
+
+    /// Sends the snapshot frame, then the held events newer than it, and goes live: no event is
+    /// lost between subscribing and the snapshot, and none is sent twice.
+    func completeJoin(_ channel: String, snapshot frame: ByteBuffer?, at offset: StreamOffset?) {
+        joining.withLock { joining in
+            guard let held = joining.removeValue(forKey: channel) else { return }
+            joiningCount.subtract(1, ordering: .releasing)
+            if let frame { send(frame) }
+            for event in held {
+                if let offset, let eventOffset = event.offset, eventOffset <= offset { continue }
+                send(event.frame)
+            }
         }
     }
 

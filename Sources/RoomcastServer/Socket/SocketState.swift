@@ -1,5 +1,6 @@
 import NIOCore
 import RoomcastCore
+import SocketIO
 
 /// One connection's Socket.IO state: who it is and which rooms it joined.
 ///
@@ -36,9 +37,42 @@ final class SocketState {
         case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
         case .participant: break
         }
-        guard !rooms.contains(room) else { return }
-        try await subscribe(to: RedisKeys.roomChannel(room))
+        let channel = RedisKeys.roomChannel(room)
+        guard !rooms.contains(room) else {
+            try await sendSnapshot(of: room, channel: nil)
+            return
+        }
+        session.beginJoin(channel)
+        do {
+            try await subscribe(to: channel)
+        } catch {
+            session.completeJoin(channel, snapshot: nil, at: nil)
+            throw error
+        }
         rooms.insert(room)
+        do {
+            try await sendSnapshot(of: room, channel: channel)
+        } catch {
+            // Joined without a snapshot would leave the client's canvas wrong: undo the join.
+            session.completeJoin(channel, snapshot: nil, at: nil)
+            leave(room)
+            throw error
+        }
+    }
+
+    /// Sends `elements:batch {roomId, elements, offset}` to this socket; with `channel`, also
+    /// releases the events held back while joining it.
+    private func sendSnapshot(of room: RoomID, channel: String?) async throws(RoomcastError) {
+        let snapshot = try await services.elements.snapshot(of: room, for: connectedUser.id)
+        var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
+        payload.writeImmutableBuffer(snapshot.json)
+        payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
+        let frame = SocketIOFrame.event(name: "elements:batch", payload: payload)
+        if let channel {
+            session.completeJoin(channel, snapshot: frame, at: StreamOffset(snapshot.offset))
+        } else {
+            session.send(frame)
+        }
     }
 
     /// Leaves a room (nothing happens if the socket was not in it).

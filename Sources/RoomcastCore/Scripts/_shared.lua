@@ -1,0 +1,83 @@
+-- Shared helpers, prepended to every element script when it is loaded (RoomcastScripts).
+-- Element scripts use one KEYS layout:
+--   KEYS[1] room hash           room:{<roomId>}
+--   KEYS[2] participants set    room:{<roomId>}:participants
+--   KEYS[3] z-order sorted set  room:{<roomId>}:z            (member element id, score zIndex)
+--   KEYS[4] room event stream   room:{<roomId>}:stream
+--   KEYS[5] room channel        room:{<roomId>}:events
+--   KEYS[6] element hash        room:{<roomId>}:element:<elementId>   (when the script has one)
+
+local NUMBER_FIELDS = { positionX = true, positionY = true, width = true, height = true,
+    rotation = true, scaleX = true, scaleY = true, duration = true }
+
+-- Refuses anyone but a participant of an existing room.
+local function check_participant(user)
+    if redis.call('SISMEMBER', KEYS[2], user) == 1 then return end
+    if redis.call('EXISTS', KEYS[1]) == 0 then
+        error({ err = 'NOT_FOUND room not found' })
+    end
+    error({ err = 'FORBIDDEN not a participant of this room' })
+end
+
+local function check_element()
+    if redis.call('EXISTS', KEYS[6]) == 0 then
+        error({ err = 'NOT_FOUND element not found' })
+    end
+end
+
+-- The next zIndex of the room: a counter, so no two elements ever share one.
+local function next_z()
+    return redis.call('HINCRBY', KEYS[1], 'zCounter', 1)
+end
+
+local function is_top(id)
+    local top = redis.call('ZREVRANGE', KEYS[3], 0, 0)
+    return top[1] == id
+end
+
+-- Puts an element on top unless it already is; returns its zIndex and whether it moved.
+local function bring_to_front(id)
+    if is_top(id) then
+        return tonumber(redis.call('ZSCORE', KEYS[3], id)), false
+    end
+    local z = next_z()
+    redis.call('ZADD', KEYS[3], z, id)
+    return z, true
+end
+
+local function touch(now)
+    redis.call('HSET', KEYS[1], 'updatedAt', now)
+end
+
+-- An element hash as client JSON: numbers as numbers, the creator's profile spliced in as stored.
+local function element_json(key, z)
+    local flat = redis.call('HGETALL', key)
+    local fields = {}
+    local creator = 'null'
+    for i = 1, #flat, 2 do
+        local name, value = flat[i], flat[i + 1]
+        if name == 'creator' then
+            creator = value
+        elseif NUMBER_FIELDS[name] then
+            fields[name] = tonumber(value)
+        else
+            fields[name] = value
+        end
+    end
+    local object = cjson.encode(fields)
+    return string.sub(object, 1, -2) .. ',"zIndex":' .. z .. ',"creator":' .. creator .. ',"reactions":null}'
+end
+
+-- Appends a room event to the stream and publishes it: `members` is the JSON object's members
+-- (without braces); the offset is added as the last member. Returns the offset.
+local function emit(event, members, kept)
+    local p = '42["' .. event .. '",{' .. members .. ',"offset":"'
+    local s = '"}]'
+    local offset = redis.call('XADD', KEYS[4], 'MAXLEN', '~', kept, '*', 'p', p, 's', s)
+    redis.call('PUBLISH', KEYS[5], offset .. ' ' .. p .. offset .. s)
+    return offset
+end
+
+local function quoted(text)
+    return cjson.encode(text)
+end

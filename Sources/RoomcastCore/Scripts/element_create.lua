@@ -1,0 +1,22 @@
+-- Creates an element on top of the room's stack and emits `element:created`.
+-- KEYS: the element layout of _shared.lua, KEYS[6] the new element's hash.
+-- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now (epoch ms),
+-- ARGV[5] events kept, ARGV[6] creator's profile as JSON, ARGV[7] most elements per room,
+-- ARGV[8…] field, value, field, value … (validated by the caller; createdAt included)
+-- Returns { offset, element JSON }.
+check_participant(ARGV[1])
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
+    error({ err = 'LIMIT the room has reached its element limit' })
+end
+local fields = { 'id', ARGV[2], 'roomId', ARGV[3], 'createdBy', ARGV[1], 'creator', ARGV[6] }
+for i = 8, #ARGV do
+    fields[#fields + 1] = ARGV[i]
+end
+redis.call('HSET', KEYS[6], unpack(fields))
+local z = next_z()
+redis.call('ZADD', KEYS[3], z, ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'elementCount', 1)
+touch(ARGV[4])
+local element = element_json(KEYS[6], z)
+local offset = emit('element:created', '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element, ARGV[5])
+return { offset, element }

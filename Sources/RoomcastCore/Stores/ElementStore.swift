@@ -1,0 +1,142 @@
+public import NIOCore
+public import RedisClient
+
+/// Elements on a room's canvas and their z-order; every change is one script that checks,
+/// changes, appends the event to the room stream and publishes it.
+public struct ElementStore: Sendable {
+    private let redis: RedisClient
+    /// Room events kept in each stream (approximate).
+    public var eventsKept: Int
+    /// Most elements one room may hold.
+    public var maxElements: Int
+
+    /// Creates a store over a client.
+    public init(redis: RedisClient, eventsKept: Int = 1_000, maxElements: Int = 5_000) {
+        self.redis = redis
+        self.eventsKept = eventsKept
+        self.maxElements = maxElements
+    }
+
+    /// A room's elements in z-order, and the stream offset they are current at.
+    public struct Snapshot: Sendable {
+        /// Apply events after this offset on top of `elements`.
+        public var offset: String
+        /// The elements as a JSON array, zIndex ascending (forwarded as is in `elements:batch`).
+        public var json: ByteBuffer
+        /// The same elements, decoded.
+        public var elements: [Element] { (try? JSONCoding.decode([Element].self, from: json)) ?? [] }
+    }
+
+    /// Adds an element on top of the stack; every socket in the room gets `element:created`.
+    public func create(_ draft: ElementDraft, by user: User, in room: RoomID) async throws(RoomcastError) -> Element {
+        let creator: String
+        do {
+            creator = String(buffer: try JSONCoding.encode(user))
+        } catch {
+            throw RoomcastError(.internalError, "could not encode the creator")
+        }
+        let id = ElementID.random()
+        var fields = draft.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
+        fields += ["createdAt", Timestamp.now().description]
+        let reply = try await run(
+            RoomcastScripts.elementCreate, room: room, element: id,
+            [user.id.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, creator, maxElements] + fields
+        )
+        return try Self.element(reply, at: 1)
+    }
+
+    /// Changes fields; a move also brings the element to front. Emits `element:updated`.
+    public func update(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Element {
+        let fields = changes.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
+        let reply = try await run(
+            RoomcastScripts.elementUpdate, room: room, element: id,
+            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, changes.fields.changesPosition ? "1" : "0"] + fields
+        )
+        return try Self.element(reply, at: 2)
+    }
+
+    /// Applies transform fields and brings the element to front. Emits `element:transformed`.
+    public func transform(_ id: ElementID, with fields: ElementFields, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Element {
+        let values = fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
+        let reply = try await run(
+            RoomcastScripts.elementTransform, room: room, element: id,
+            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept] + values
+        )
+        return try Self.element(reply, at: 1)
+    }
+
+    /// Puts the element on top; no event and no change when it already is. Returns its zIndex.
+    public func bringToFront(_ id: ElementID, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Int {
+        let reply = try await run(
+            RoomcastScripts.elementFront, room: room, element: id,
+            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept]
+        )
+        guard case .array(let parts) = reply, parts.count == 2, let z = try? Int(redisReply: parts[1]) else {
+            throw RoomcastError(.internalError, "unexpected reply from element_front")
+        }
+        return z
+    }
+
+    /// Deletes the element and its reactions. Emits `element:deleted`. Returns the new count.
+    @discardableResult
+    public func delete(_ id: ElementID, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Int {
+        let reply = try await run(
+            RoomcastScripts.elementDelete, room: room, element: id,
+            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept],
+            extraKeys: [RedisKeys.elementReactions(id, in: room)]
+        )
+        guard case .array(let parts) = reply, parts.count == 2, let count = try? Int(redisReply: parts[1]) else {
+            throw RoomcastError(.internalError, "unexpected reply from element_delete")
+        }
+        return count
+    }
+
+    /// Removes every element. Emits `room:cleared`. Returns how many were removed.
+    @discardableResult
+    public func clear(_ room: RoomID, by user: UserID) async throws(RoomcastError) -> Int {
+        let reply = try await run(
+            RoomcastScripts.roomClear, room: room, element: nil,
+            [user.rawValue, RedisKeys.elementPrefix(room), room.rawValue, Self.now(), eventsKept, RedisKeys.reactionsSuffix]
+        )
+        guard case .array(let parts) = reply, parts.count == 2, let removed = try? Int(redisReply: parts[1]) else {
+            throw RoomcastError(.internalError, "unexpected reply from room_clear")
+        }
+        return removed
+    }
+
+    /// The room's elements in z-order with the offset they are current at, for a participant.
+    public func snapshot(of room: RoomID, for user: UserID) async throws(RoomcastError) -> Snapshot {
+        let reply = try await run(RoomcastScripts.elementsSnapshot, room: room, element: nil, [user.rawValue, RedisKeys.elementPrefix(room)])
+        guard case .array(let parts) = reply, parts.count == 2, let offset = parts[0].string, case .bulk(let json) = parts[1] else {
+            throw RoomcastError(.internalError, "unexpected reply from elements_snapshot")
+        }
+        return Snapshot(offset: offset, json: json)
+    }
+
+    // MARK: Helpers
+
+    private func run(
+        _ script: RedisScript, room: RoomID, element: ElementID?, _ arguments: [any RedisArgument], extraKeys: [String] = []
+    ) async throws(RoomcastError) -> RedisReply {
+        var keys = [
+            RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomZOrder(room),
+            RedisKeys.roomStream(room), RedisKeys.roomChannel(room),
+        ]
+        if let element { keys.append(RedisKeys.element(element, in: room)) }
+        keys += extraKeys
+        return try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(script, keys: keys, arguments: arguments)
+        }
+    }
+
+    private static func now() -> Int { Int(Timestamp.now().milliseconds) }
+
+    private static func element(_ reply: RedisReply, at index: Int) throws(RoomcastError) -> Element {
+        guard case .array(let parts) = reply, parts.count > index, case .bulk(let json) = parts[index],
+            let element = try? JSONCoding.decode(Element.self, from: json)
+        else {
+            throw RoomcastError(.internalError, "unexpected element from Redis")
+        }
+        return element
+    }
+}

@@ -1,0 +1,45 @@
+import Hummingbird
+import RoomcastCore
+
+/// `GET/POST /api/rooms/:roomId/elements`, `PATCH/DELETE /api/rooms/:roomId/elements/:elementId`:
+/// the same scripts as the socket events, so they emit the same events.
+struct ElementRoutes {
+    let elements: ElementStore
+    let users: UserStore
+
+    func register(on router: some RouterMethods<RoomcastRequestContext>) {
+        router.get("/api/rooms/:roomId/elements") { _, context in
+            let user = try context.requireUser()
+            return APIResponse(try await elements.snapshot(of: try Self.room(context), for: user).elements)
+        }
+        router.post("/api/rooms/:roomId/elements") { request, context in
+            let userID = try context.requireUser()
+            let draft = try await request.decode(as: ElementDraft.self, context: context)
+            guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
+            return APIResponse(status: .created, try await elements.create(draft, by: user, in: try Self.room(context)))
+        }
+        router.patch("/api/rooms/:roomId/elements/:elementId") { request, context in
+            let user = try context.requireUser()
+            let changes = try await request.decode(as: ElementChanges.self, context: context)
+            return APIResponse(try await elements.update(try Self.element(context), with: changes, by: user, in: try Self.room(context)))
+        }
+        router.delete("/api/rooms/:roomId/elements/:elementId") { _, context in
+            let user = try context.requireUser()
+            let id = try Self.element(context)
+            try await elements.delete(id, by: user, in: try Self.room(context))
+            return APIResponse(SocketEvents.ElementIDResult(elementId: id))
+        }
+    }
+
+    static func room(_ context: RoomcastRequestContext) throws(RoomcastError) -> RoomID {
+        guard let id = context.parameters.get("roomId").flatMap(RoomID.init) else { throw RoomcastError(.notFound, "room not found") }
+        return id
+    }
+
+    static func element(_ context: RoomcastRequestContext) throws(RoomcastError) -> ElementID {
+        guard let id = context.parameters.get("elementId").flatMap(ElementID.init) else {
+            throw RoomcastError(.notFound, "element not found")
+        }
+        return id
+    }
+}

@@ -1,0 +1,70 @@
+import RoomcastCore
+
+extension SocketEvents {
+    struct CreateElementRequest: Decodable, Sendable {
+        var roomId: RoomID
+        var element: ElementDraft
+    }
+
+    struct UpdateElementRequest: Decodable, Sendable {
+        var roomId: RoomID
+        var elementId: ElementID
+        var updates: ElementChanges
+    }
+
+    /// `{roomId, elementId, scaleX?, scaleY?, rotation?, width?, height?, positionX?, positionY?}`
+    struct TransformElementRequest: Decodable, Sendable {
+        var roomId: RoomID
+        var elementId: ElementID
+        var fields: ElementFields
+
+        private enum CodingKeys: String, CodingKey { case roomId, elementId }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            roomId = try container.decode(RoomID.self, forKey: .roomId)
+            elementId = try container.decode(ElementID.self, forKey: .elementId)
+            fields = try ElementFields(from: decoder, allowed: ElementFields.transformFields, ignoring: ["roomId", "elementId"])
+        }
+    }
+
+    struct ElementRequest: Decodable, Sendable {
+        var roomId: RoomID
+        var elementId: ElementID
+    }
+
+    struct ElementResult: Encodable, Sendable { var element: Element }
+    struct ZIndexResult: Encodable, Sendable {
+        var elementId: ElementID
+        var zIndex: Int
+    }
+    struct ElementIDResult: Encodable, Sendable { var elementId: ElementID }
+
+    /// The canvas events of DESIGN.md §1.
+    static func registerElementEvents(on router: inout SocketEventRouter) {
+        router.on("element:create", CreateElementRequest.self) { state, request in
+            let element = try await state.services.elements.create(request.element, by: state.connectedUser, in: request.roomId)
+            return ElementResult(element: element)
+        }
+        router.on("element:update", UpdateElementRequest.self) { state, request in
+            let element = try await state.services.elements.update(request.elementId, with: request.updates, by: state.connectedUser.id, in: request.roomId)
+            return ElementResult(element: element)
+        }
+        router.on("element:transform", TransformElementRequest.self) { state, request in
+            let element = try await state.services.elements.transform(request.elementId, with: request.fields, by: state.connectedUser.id, in: request.roomId)
+            return ElementResult(element: element)
+        }
+        router.on("element:bring-to-front", ElementRequest.self) { state, request in
+            let zIndex = try await state.services.elements.bringToFront(request.elementId, by: state.connectedUser.id, in: request.roomId)
+            return ZIndexResult(elementId: request.elementId, zIndex: zIndex)
+        }
+        router.on("element:delete", ElementRequest.self) { state, request in
+            try await state.services.elements.delete(request.elementId, by: state.connectedUser.id, in: request.roomId)
+            return ElementIDResult(elementId: request.elementId)
+        }
+        router.on("room:clear", RoomRequest.self) { state, request in
+            try await state.services.elements.clear(request.roomId, by: state.connectedUser.id)
+            return RoomResult(roomId: request.roomId)
+        }
+    }
+}
