@@ -6,9 +6,14 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
+# Everything the tests start keeps its files under this run's own temporary directory, and test
+# Redis servers carry their directory on their command line: after a crash, the sweep stops this
+# run's leftovers and nobody else's.
+run_dir="$(mktemp -d -t roomcast-test-run.XXXXXX)"
+export TMPDIR="$run_dir"
 sweep() {
-    # Test servers left behind by a crashed test process carry this directory name.
-    pkill -9 -f "roomcast-test-redis" 2>/dev/null || true
+    pkill -9 -f "$run_dir/" 2>/dev/null || true
+    rm -rf "$run_dir"
 }
 trap sweep EXIT
 

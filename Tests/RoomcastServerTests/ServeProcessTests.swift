@@ -30,6 +30,7 @@ struct ServeProcessTests {
             let status = await gateway.process.exitStatus(timeout: .seconds(10))
             #expect(status == 0, "output:\n\(gateway.output)")
             #expect(ContinuousClock.now - start < .seconds(5))
+            try? FileManager.default.removeItem(atPath: gateway.logPath)
         }
     }
 
@@ -58,7 +59,7 @@ struct PublicRouteTests {
             let unknown = try await HTTPTestClient.request(port: gateway.port, path: "/api/nothing-here")
             #expect(unknown.status == 404)
             #expect(try JSONValue(unknown.text)["error"]["code"] == "not_found")
-            await gateway.process.terminate()
+            await gateway.stop()
         }
     }
 }

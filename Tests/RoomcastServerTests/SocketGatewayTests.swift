@@ -99,6 +99,27 @@ struct SocketGatewayTests {
         }
     }
 
+    @Test("after its pub/sub connection is killed, a node resubscribes and delivery goes on")
+    func deliverySurvivesPubSubReconnect() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let bobSocket = try await cluster.connect(bob, to: cluster.node2)
+            _ = try await aliceSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            _ = try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            let channel = "room:{\(room)}:events"
+            _ = try await cluster.withRedis { try await $0.send("CLIENT", "KILL", "TYPE", "pubsub") }
+            // Both nodes come back subscribed to the room by themselves.
+            #expect(try await eventually {
+                try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)])
+            })
+            _ = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "after the drop"])
+            #expect(try JSONValue(try await bobSocket.nextEvent("message:new"))["message"]["text"] == "after the drop")
+        }
+    }
+
     @Test("room:created reaches the other participants' sockets on any node, not the creator's")
     func roomCreatedEvent() async throws {
         try await TwoNodeCluster.with { cluster in

@@ -46,6 +46,12 @@ public final class GatewayProcess: Sendable {
     /// The HS256 secret of test nodes, for tests that forge tokens.
     public static let jwtSecret = "roomcast-test-secret-0123456789abcdefghij"
 
+    /// Stops the node (SIGTERM) and removes its log; a test that fails keeps the log to read.
+    public func stop() async {
+        await process.terminate()
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
     /// Everything the process printed so far.
     public var output: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 

@@ -13,6 +13,7 @@ extension RoomcastError: HTTPResponseError {
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .conflict: .conflict
+        case .limitExceeded: .unprocessableContent
         case .payloadTooLarge: .contentTooLarge
         case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable

@@ -27,7 +27,10 @@ struct TwoNodeCluster: Sendable {
             do {
                 try await body(cluster)
             } catch {
-                await cluster.stop()
+                // The nodes' logs stay behind for whoever reads the failure.
+                async let first: Void = node1.process.terminate()
+                async let second: Void = node2.process.terminate()
+                _ = await (first, second)
                 throw error
             }
             await cluster.stop()
@@ -35,8 +38,8 @@ struct TwoNodeCluster: Sendable {
     }
 
     func stop() async {
-        async let first: Void = node1.process.terminate()
-        async let second: Void = node2.process.terminate()
+        async let first: Void = node1.stop()
+        async let second: Void = node2.stop()
         _ = await (first, second)
     }
 
