@@ -23,10 +23,17 @@ public enum RoomcastScripts {
     /// `elements_snapshot.lua`
     public static let elementsSnapshot = elementScript("elements_snapshot")
 
+    /// `presence_join.lua`: a socket opened the room; the user's unseen counts reset.
+    public static let presenceJoin = presenceScript("presence_join")
+    /// `presence_leave.lua`
+    public static let presenceLeave = presenceScript("presence_leave")
+    /// `presence_refresh.lua`: a node's periodic keep-alive of its sockets' presence.
+    public static let presenceRefresh = presenceScript("presence_refresh")
+
     /// Every script, for loading (and syntax-checking) at start-up.
     public static let all = [
         roomCreate, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
-        elementsSnapshot,
+        elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh,
     ]
 
     private static func script(_ name: String) -> RedisScript {
@@ -36,6 +43,11 @@ public enum RoomcastScripts {
     /// Element scripts share `_shared.lua`, prepended here: Redis scripts cannot import.
     private static func elementScript(_ name: String) -> RedisScript {
         RedisScript(name: name, source: source("_shared") + "\n" + source(name))
+    }
+
+    /// Presence scripts share `_presence.lua`.
+    private static func presenceScript(_ name: String) -> RedisScript {
+        RedisScript(name: name, source: source("_presence") + "\n" + source(name))
     }
 
     private static func source(_ name: String) -> String {

@@ -34,6 +34,11 @@ public struct Gateway: Sendable {
         var messages = MessageStore(redis: redis)
         messages.eventsKept = settings.roomStreamLength
         let elements = ElementStore(redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements)
+        let presence = PresenceKeeper(
+            store: PresenceStore(redis: redis, lifetime: settings.presenceLifetime, eventsKept: settings.roomStreamLength),
+            interval: settings.presenceLifetime / 3,
+            logger: logger.with(label: "presence")
+        )
         let socketServices = SocketServices(
             settings: settings.socket,
             hub: hub,
@@ -42,6 +47,8 @@ public struct Gateway: Sendable {
             rooms: rooms,
             messages: messages,
             elements: elements,
+            presence: presence,
+            userEvents: UserEvents(redis: redis),
             events: SocketEvents.router(),
             redisTimeout: settings.redis.commandTimeout,
             logger: logger.with(label: "socket")
@@ -87,7 +94,7 @@ public struct Gateway: Sendable {
         )
         // Services added here start before the server and stop after it, so in-flight requests
         // can still reach Redis while the server drains.
-        app.addServices(redis, hub)
+        app.addServices(redis, hub, presence)
         try await app.runService()
     }
 }

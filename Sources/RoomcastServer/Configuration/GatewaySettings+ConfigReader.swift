@@ -18,6 +18,7 @@ extension GatewaySettings {
         public static let maxRoomParticipants = "rooms.max_participants"
         public static let maxRoomElements = "rooms.max_elements"
         public static let roomStreamLength = "rooms.stream_length"
+        public static let presenceLifetime = "presence.ttl_ms"
         public static let pingInterval = "engineio.ping_interval_ms"
         public static let pingTimeout = "engineio.ping_timeout_ms"
         public static let maxPayload = "engineio.max_payload"
@@ -68,6 +69,9 @@ extension GatewaySettings {
         maxRoomParticipants = try Self.integer(reader, Key.maxRoomParticipants, in: 2...1000) ?? maxRoomParticipants
         maxRoomElements = try Self.integer(reader, Key.maxRoomElements, in: 1...1_000_000) ?? maxRoomElements
         roomStreamLength = try Self.integer(reader, Key.roomStreamLength, in: 10...10_000_000) ?? roomStreamLength
+        if let milliseconds = try Self.integer(reader, Key.presenceLifetime, in: 300...3_600_000) {
+            presenceLifetime = .milliseconds(milliseconds)
+        }
         if let milliseconds = try Self.integer(reader, Key.pingInterval, in: 50...3_600_000) {
             socket.pingInterval = .milliseconds(milliseconds)
         }

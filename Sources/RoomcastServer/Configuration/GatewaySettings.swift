@@ -24,6 +24,9 @@ public struct GatewaySettings: Sendable {
     public var maxRoomParticipants: Int = 16
     /// Most elements a room may hold.
     public var maxRoomElements: Int = 5_000
+    /// How long a socket counts as present in a room without its node refreshing it; nodes
+    /// refresh every third of it.
+    public var presenceLifetime: Duration = .seconds(30)
     /// Room events kept in each room's stream for recovery by offset (approximate).
     public var roomStreamLength: Int = 1_000
     /// Engine.IO and socket settings.

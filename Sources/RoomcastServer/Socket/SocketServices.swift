@@ -11,6 +11,8 @@ struct SocketServices: Sendable {
     let rooms: RoomStore
     let messages: MessageStore
     let elements: ElementStore
+    let presence: PresenceKeeper
+    let userEvents: UserEvents
     let events: SocketEventRouter
     /// Limit for Redis-backed steps of a socket event (subscription confirmations).
     let redisTimeout: Duration

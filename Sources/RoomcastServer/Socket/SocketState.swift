@@ -52,12 +52,16 @@ final class SocketState {
         rooms.insert(room)
         do {
             try await sendSnapshot(of: room, channel: channel)
+            // After the snapshot, so the joiner gets its own `room:presence` as a live event.
+            try await services.presence.join(room, user: connectedUser.id, socket: session.id)
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
             session.completeJoin(channel, snapshot: nil, at: nil)
             leave(room)
             throw error
         }
+        // The user's other devices learn that the room was opened (its unseen counts are 0 now).
+        try await services.userEvents.publish("room:seen", RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
     }
 
     /// Sends `elements:batch {roomId, elements, offset}` to this socket; with `channel`, also
@@ -79,6 +83,12 @@ final class SocketState {
     func leave(_ room: RoomID) {
         guard rooms.remove(room) != nil else { return }
         services.hub.remove(session, from: RedisKeys.roomChannel(room))
+        if let user {
+            let presence = services.presence
+            let socket = session.id
+            // Not awaited: leaving must not wait on Redis; a lost call just lets the member expire.
+            Task { await presence.leave(room, user: user.id, socket: socket) }
+        }
     }
 
     /// Leaves every room and the user channel (the socket disconnected).
@@ -88,6 +98,11 @@ final class SocketState {
             services.hub.remove(session, from: RedisKeys.userChannel(user.id))
             self.user = nil
         }
+    }
+
+    private struct RoomSeen: Encodable, Sendable {
+        var roomId: RoomID
+        var unseenCount: Int
     }
 
     private func subscribe(to channel: String) async throws(RoomcastError) {

@@ -1,0 +1,60 @@
+public import RedisClient
+
+/// Who has a room open: one member per socket, kept alive by the node holding the socket and
+/// expiring on its own when that node dies.
+public struct PresenceStore: Sendable {
+    private let redis: RedisClient
+    /// How long a member stays present without a refresh.
+    public var lifetime: Duration
+    /// Room events kept per stream (presence changes are room events).
+    public var eventsKept: Int
+
+    /// Creates a store over a client.
+    public init(redis: RedisClient, lifetime: Duration = .seconds(30), eventsKept: Int = 1_000) {
+        self.redis = redis
+        self.lifetime = lifetime
+        self.eventsKept = eventsKept
+    }
+
+    /// The member naming one socket of a user.
+    public static func member(user: UserID, socket: String) -> String { "\(user)|\(socket)" }
+
+    /// Marks the socket present in the room and resets the user's unseen counts there.
+    public func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) {
+        _ = try await run(
+            RoomcastScripts.presenceJoin, room: room, [user.rawValue, Self.member(user: user, socket: socket)],
+            extraKeys: [RedisKeys.roomUnseenElements(room), RedisKeys.roomUnseenMessages(room)]
+        )
+    }
+
+    /// Marks the socket gone from the room.
+    public func leave(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) {
+        _ = try await run(RoomcastScripts.presenceLeave, room: room, [Self.member(user: user, socket: socket)])
+    }
+
+    /// Keeps these members present for another lifetime, and announces expired ones.
+    public func refresh(_ room: RoomID, members: [String]) async throws(RoomcastError) {
+        _ = try await run(RoomcastScripts.presenceRefresh, room: room, members)
+    }
+
+    /// The users present in a room now.
+    public func presentUsers(in room: RoomID) async throws(RoomcastError) -> [UserID] {
+        let now = Int(Timestamp.now().milliseconds)
+        let members = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("ZRANGE", RedisKeys.roomPresence(room), now, "+inf", "BYSCORE"), as: [String].self)
+        }
+        return Array(Set(members.compactMap { $0.split(separator: "|").first.flatMap { UserID(String($0)) } })).sorted()
+    }
+
+    private func run(_ script: RedisScript, room: RoomID, _ arguments: [any RedisArgument], extraKeys: [String] = []) async throws(RoomcastError) -> RedisReply {
+        let now = Timestamp.now().milliseconds
+        let expiry = now + Int64(lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000)
+        let keys = [
+            RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomPresence(room),
+            RedisKeys.roomStream(room), RedisKeys.roomChannel(room),
+        ] + extraKeys
+        return try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(script, keys: keys, arguments: [Int(now), Int(expiry), eventsKept, room.rawValue] + arguments)
+        }
+    }
+}
