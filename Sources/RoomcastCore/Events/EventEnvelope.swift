@@ -1,25 +1,47 @@
 public import NIOCore
 
 /// What travels on a pub/sub channel: the event's stream offset (or `-` when it has none), a
-/// space, then the complete Socket.IO frame text.
+/// space, then the complete Socket.IO frame text:
 ///
-/// Nodes forward the frame bytes to their sockets without decoding the JSON; the offset in front
-/// lets a node know where it is in a room's stream without parsing anything.
+///     <offset> <frame>
+///
+/// An event that differs per recipient (a reaction's `stats.hasReacted`) carries two frames and
+/// the users who get the first:
+///
+///     <offset> @<userId>,<userId>… <length of the first frame> <first frame><second frame>
+///
+/// Nodes forward frame bytes without decoding the JSON; the header lets them pick a frame and
+/// know where they are in a room's stream without parsing anything.
 public struct EventEnvelope: Sendable {
     /// The room stream offset, when the event has one.
     public var offset: Substring?
-    /// The Engine.IO frame, ready to send as a WebSocket text frame.
+    /// The frame for everyone, or for everyone not in ``listedUsers``.
     public var frame: ByteBuffer
+    /// The frame for the users in ``listedUsers``, for per-recipient events.
+    public var listedFrame: ByteBuffer?
+    /// Who gets ``listedFrame``.
+    public var listedUsers: Set<Substring> = []
 
-    /// Splits a published payload; `nil` when it has no separator.
+    /// Splits a published payload; `nil` when it is not an envelope.
     public init?(payload: ByteBuffer) {
-        guard let space = payload.readableBytesView.firstIndex(of: UInt8(ascii: " ")) else { return nil }
-        let headLength = space - payload.readerIndex
-        guard let head = payload.getString(at: payload.readerIndex, length: headLength),
-            let frame = payload.getSlice(at: space + 1, length: payload.readableBytes - headLength - 1)
-        else { return nil }
-        self.offset = head == "-" ? nil : Substring(head)
-        self.frame = frame
+        var rest = payload
+        guard let head = rest.readWord() else { return nil }
+        offset = head == "-" ? nil : Substring(head)
+        if rest.readableBytesView.first == UInt8(ascii: "@") {
+            rest.moveReaderIndex(forwardBy: 1)
+            guard let users = rest.readWord(), let lengthText = rest.readWord(), let length = Int(lengthText),
+                let listed = rest.readSlice(length: length)
+            else { return nil }
+            listedUsers = Set(users.split(separator: ","))
+            listedFrame = listed
+        }
+        frame = rest
+    }
+
+    /// The frame for a recipient.
+    public func frame(for user: String) -> ByteBuffer {
+        if let listedFrame, listedUsers.contains(Substring(user)) { return listedFrame }
+        return frame
     }
 
     /// The payload to publish for a frame without an offset (per-user events).
@@ -27,5 +49,15 @@ public struct EventEnvelope: Sendable {
         var payload = ByteBuffer(string: "- ")
         payload.writeImmutableBuffer(frame)
         return payload
+    }
+}
+
+extension ByteBuffer {
+    /// Reads up to the next space (consumed, not returned); `nil` when there is none.
+    fileprivate mutating func readWord() -> String? {
+        guard let space = readableBytesView.firstIndex(of: UInt8(ascii: " ")) else { return nil }
+        let word = readString(length: space - readerIndex)
+        moveReaderIndex(forwardBy: 1)
+        return word
     }
 }

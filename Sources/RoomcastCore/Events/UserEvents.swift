@@ -12,6 +12,23 @@ public struct UserEvents: Sendable {
         self.redis = redis
     }
 
+    /// Publishes event `name` with a payload of its own to each recipient (absolute counts differ
+    /// per user), in one pipeline.
+    public func publish(_ name: String, _ payloads: [(UserID, some Encodable)]) async throws(RoomcastError) {
+        guard !payloads.isEmpty else { return }
+        var commands: [RedisCommand] = []
+        commands.reserveCapacity(payloads.count)
+        do {
+            for (user, payload) in payloads {
+                let frame = SocketIOFrame.event(name: name, payload: try JSONCoding.encode(payload))
+                commands.append(RedisCommand("PUBLISH", RedisKeys.userChannel(user), EventEnvelope.payload(frame: frame)))
+            }
+        } catch {
+            throw RoomcastError(.internalError, "could not encode \(name)")
+        }
+        _ = try await mappingRedisErrors { () throws(RedisError) in try await redis.pipeline(commands) }
+    }
+
     /// Publishes event `name` with `payload` to every socket of each user in `recipients`.
     public func publish(_ name: String, _ payload: some Encodable, to recipients: [UserID]) async throws(RoomcastError) {
         guard !recipients.isEmpty else { return }

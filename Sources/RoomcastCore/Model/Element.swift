@@ -68,6 +68,18 @@ public struct Element: Hashable, Sendable, Codable {
 public struct ElementReactions: Hashable, Sendable, Codable {
     public var count: Int
     public var hasReacted: Bool
+    /// `heart` when the viewer has reacted, else `null` (always present, as seed 001 shows it).
     public var userReaction: String?
+    /// The three most recent reactors.
     public var topReactors: [User]
+
+    private enum CodingKeys: String, CodingKey { case count, hasReacted, userReaction, topReactors }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(count, forKey: .count)
+        try container.encode(hasReacted, forKey: .hasReacted)
+        try container.encode(userReaction, forKey: .userReaction)
+        try container.encode(topReactors, forKey: .topReactors)
+    }
 }

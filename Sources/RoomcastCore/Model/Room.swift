@@ -10,7 +10,7 @@ public struct Room: Hashable, Sendable, Codable {
     public var createdAt: Timestamp
     /// Moves on element changes, clears and renames.
     public var updatedAt: Timestamp
-    /// Rooms are never locked or archived yet: always true.
+    /// Whether someone has the room open right now (a live presence entry).
     public var isActive: Bool
     /// Everyone who may read, join and change the room.
     public var participants: [User]
@@ -20,7 +20,7 @@ public struct Room: Hashable, Sendable, Codable {
     /// Creates a room value.
     public init(
         id: RoomID, name: String?, createdBy: UserID, createdAt: Timestamp, updatedAt: Timestamp,
-        isActive: Bool = true, participants: [User], elementCount: Int = 0
+        isActive: Bool = false, participants: [User], elementCount: Int = 0
     ) {
         self.id = id
         self.name = name
@@ -30,5 +30,23 @@ public struct Room: Hashable, Sendable, Codable {
         self.isActive = isActive
         self.participants = participants
         self.elementCount = elementCount
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, createdBy, createdAt, updatedAt, isActive, participants, elementCount
+    }
+
+    /// Encodes every field; a room without a name has `"name": null` rather than no `name`, so
+    /// a client merging `room:updated` sees a cleared name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(isActive, forKey: .isActive)
+        try container.encode(participants, forKey: .participants)
+        try container.encode(elementCount, forKey: .elementCount)
     }
 }

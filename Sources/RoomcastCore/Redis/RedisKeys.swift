@@ -8,7 +8,8 @@ public enum RedisKeys {
 
     /// Hash: `id`, `username`, `displayName`, `passwordHash`, `createdAt` (epoch ms).
     public static func user(_ id: UserID) -> String { "user:{\(id)}" }
-    /// Sorted set: the user's room ids, scored by the room's `updatedAt` (epoch ms).
+    /// Sorted set: the user's room ids, scored by when the user joined them (epoch ms); lists sort
+    /// by each room's `updatedAt` when read.
     public static func userRooms(_ id: UserID) -> String { "user:{\(id)}:rooms" }
     /// String: the user id owning a username (lowercased); `SET NX` makes names unique.
     public static func username(_ name: String) -> String { "username:{\(name.lowercased())}" }

@@ -5,8 +5,10 @@ public import RedisClient
 public enum RoomcastScripts {
     /// `room_create.lua`: a room and its participants.
     public static let roomCreate = script("room_create")
+    /// `room_rename.lua`: set or clear a room's name, for participants.
+    public static let roomRename = script("room_rename")
     /// `message_send.lua`: store, append and publish a chat message.
-    public static let messageSend = script("message_send")
+    public static let messageSend = RedisScript(name: "message_send", source: source("_counts") + "\n" + source("message_send"))
 
     /// `element_create.lua`
     public static let elementCreate = elementScript("element_create")
@@ -30,19 +32,24 @@ public enum RoomcastScripts {
     /// `presence_refresh.lua`: a node's periodic keep-alive of its sockets' presence.
     public static let presenceRefresh = presenceScript("presence_refresh")
 
+    /// `reaction_toggle.lua`: add or remove the user's heart.
+    public static let reactionToggle = elementScript("reaction_toggle")
+
     /// Every script, for loading (and syntax-checking) at start-up.
     public static let all = [
-        roomCreate, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
-        elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh,
+        roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
+        elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle,
     ]
 
     private static func script(_ name: String) -> RedisScript {
         RedisScript(name: name, source: source(name))
     }
 
-    /// Element scripts share `_shared.lua`, prepended here: Redis scripts cannot import.
+    /// Element scripts share `_reactions.lua`, `_shared.lua` and `_counts.lua`, prepended here in
+    /// that order (a Lua local must be defined before its callers): Redis scripts cannot import.
     private static func elementScript(_ name: String) -> RedisScript {
-        RedisScript(name: name, source: source("_shared") + "\n" + source(name))
+        let prelude = ["_reactions", "_shared", "_counts"].map(source).joined(separator: "\n")
+        return RedisScript(name: name, source: prelude + "\n" + source(name))
     }
 
     /// Presence scripts share `_presence.lua`.

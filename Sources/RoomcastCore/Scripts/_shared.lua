@@ -49,23 +49,39 @@ local function touch(now)
     redis.call('HSET', KEYS[1], 'updatedAt', now)
 end
 
+-- One `"name":value` JSON member of an element field. Numbers are spliced as stored: the
+-- caller wrote them as the shortest text that round-trips a double (valid JSON), whereas cjson
+-- would print them with 14 significant digits and change what the client sent.
+local function is_json_number(text)
+    return string.match(text, '^%-?%d+$') or string.match(text, '^%-?%d+%.%d+$')
+        or string.match(text, '^%-?%d+[eE][-+]?%d+$') or string.match(text, '^%-?%d+%.%d+[eE][-+]?%d+$')
+end
+
+local function json_member(name, value)
+    if NUMBER_FIELDS[name] then
+        if not is_json_number(value) then
+            value = cjson.encode(tonumber(value))
+        end
+        return cjson.encode(name) .. ':' .. value
+    end
+    return cjson.encode(name) .. ':' .. cjson.encode(value)
+end
+
 -- An element hash as client JSON: numbers as numbers, the creator's profile spliced in as stored.
-local function element_json(key, z)
+-- `viewer` is the user whose `reactions.hasReacted` it shows, or a boolean to set it outright.
+local function element_json(key, z, viewer)
     local flat = redis.call('HGETALL', key)
-    local fields = {}
+    local members = {}
     local creator = 'null'
     for i = 1, #flat, 2 do
         local name, value = flat[i], flat[i + 1]
         if name == 'creator' then
             creator = value
-        elseif NUMBER_FIELDS[name] then
-            fields[name] = tonumber(value)
         else
-            fields[name] = value
+            members[#members + 1] = json_member(name, value)
         end
     end
-    local object = cjson.encode(fields)
-    return string.sub(object, 1, -2) .. ',"zIndex":' .. z .. ',"creator":' .. creator .. ',"reactions":null}'
+    return '{' .. table.concat(members, ',') .. ',"zIndex":' .. z .. ',"creator":' .. creator .. ',"reactions":' .. reactions_json(key .. ':reactions', viewer) .. '}'
 end
 
 -- Appends a room event to the stream and publishes it: `members` is the JSON object's members

@@ -3,7 +3,9 @@
 -- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now (epoch ms),
 -- ARGV[5] events kept, ARGV[6] creator's profile as JSON, ARGV[7] most elements per room,
 -- ARGV[8…] field, value, field, value … (validated by the caller; createdAt included)
--- Returns { offset, element JSON }.
+-- KEYS[7] presence set, KEYS[8] unseen elements hash.
+-- Every participant who does not have the room open, the creator aside, gets one more unseen element.
+-- Returns { offset, element JSON, elementCount, user, unseen count, user, unseen count … }.
 check_participant(ARGV[1])
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
     error({ err = 'LIMIT the room has reached its element limit' })
@@ -15,8 +17,9 @@ end
 redis.call('HSET', KEYS[6], unpack(fields))
 local z = next_z()
 redis.call('ZADD', KEYS[3], z, ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'elementCount', 1)
+local count = redis.call('HINCRBY', KEYS[1], 'elementCount', 1)
 touch(ARGV[4])
-local element = element_json(KEYS[6], z)
+-- A new element has no reactions: the same JSON serves every recipient.
+local element = element_json(KEYS[6], z, nil)
 local offset = emit('element:created', '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element, ARGV[5])
-return { offset, element }
+return append_all({ offset, element, count }, unseen_counts(KEYS[2], KEYS[7], KEYS[8], ARGV[1], ARGV[4], true))

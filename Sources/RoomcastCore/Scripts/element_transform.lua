@@ -1,5 +1,6 @@
 -- Applies a transform (scale, rotation, size, position), brings the element to front and emits
--- `element:transformed {element}`.
+-- `element:transformed {element}`; when the element has hearts, each recipient's copy shows
+-- whether that recipient has reacted.
 -- KEYS: the element layout of _shared.lua.
 -- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now, ARGV[5] events kept,
 -- ARGV[6…] field, value … (validated by the caller)
@@ -11,6 +12,14 @@ if #ARGV >= 7 then
 end
 local z = bring_to_front(ARGV[2])
 touch(ARGV[4])
-local element = element_json(KEYS[6], z)
-local offset = emit('element:transformed', '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element, ARGV[5])
-return { offset, element }
+local function members_for(viewer)
+    return '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element_json(KEYS[6], z, viewer)
+end
+local offset
+local count, reactors = reaction_stats(KEYS[6] .. ':reactions')
+if count == 0 then
+    offset = emit('element:transformed', members_for(nil), ARGV[5])
+else
+    offset = emit_per_user(KEYS[4], KEYS[5], ARGV[5], 'element:transformed', reactors, members_for)
+end
+return { offset, element_json(KEYS[6], z, ARGV[1]) }

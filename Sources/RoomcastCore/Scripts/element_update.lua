@@ -6,13 +6,13 @@
 -- Returns { offset, updates JSON, element JSON }.
 check_participant(ARGV[1])
 check_element()
-local updates = {}
+local members = {}
 local pairs_ = {}
 for i = 7, #ARGV, 2 do
     local name, value = ARGV[i], ARGV[i + 1]
     pairs_[#pairs_ + 1] = name
     pairs_[#pairs_ + 1] = value
-    updates[name] = NUMBER_FIELDS[name] and tonumber(value) or value
+    members[#members + 1] = json_member(name, value)
 end
 if #pairs_ > 0 then
     redis.call('HSET', KEYS[6], unpack(pairs_))
@@ -21,9 +21,9 @@ local z = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[2]))
 if ARGV[6] == '1' then
     local moved
     z, moved = bring_to_front(ARGV[2])
-    if moved then updates['zIndex'] = z end
+    if moved then members[#members + 1] = '"zIndex":' .. z end
 end
 touch(ARGV[4])
-local json = next(updates) == nil and '{}' or cjson.encode(updates)
+local json = '{' .. table.concat(members, ',') .. '}'
 local offset = emit('element:updated', '"roomId":' .. quoted(ARGV[3]) .. ',"elementId":' .. quoted(ARGV[2]) .. ',"updates":' .. json, ARGV[5])
-return { offset, json, element_json(KEYS[6], z) }
+return { offset, json, element_json(KEYS[6], z, ARGV[1]) }

@@ -7,7 +7,7 @@ check_participant(ARGV[1])
 local ids = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
 local parts = {}
 for i = 1, #ids, 2 do
-    parts[#parts + 1] = element_json(ARGV[2] .. ids[i], ids[i + 1])
+    parts[#parts + 1] = element_json(ARGV[2] .. ids[i], ids[i + 1], ARGV[1])
 end
 local last = redis.call('XREVRANGE', KEYS[4], '+', '-', 'COUNT', 1)
 local offset = last[1] and last[1][1] or '0-0'

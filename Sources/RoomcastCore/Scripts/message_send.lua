@@ -12,6 +12,9 @@
 -- ARGV[6]  event frame after the offset
 -- ARGV[7]  messages kept (approximate MAXLEN)
 -- ARGV[8]  events kept (approximate MAXLEN)
+-- KEYS[5]  presence set            room:{<roomId>}:presence
+-- KEYS[6]  unseen messages hash    room:{<roomId>}:unseen:messages
+-- Participants other than the sender who do not have the room open get one more unseen message.
 -- Returns the event's offset; error NOT_FOUND for an unknown room, FORBIDDEN for a non-participant.
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then
     if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -23,4 +26,5 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], '*',
     'id', ARGV[2], 'userId', ARGV[1], 'text', ARGV[3], 'createdAt', ARGV[4])
 local offset = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'p', ARGV[5], 's', ARGV[6])
 redis.call('PUBLISH', KEYS[4], offset .. ' ' .. ARGV[5] .. offset .. ARGV[6])
+unseen_counts(KEYS[1], KEYS[5], KEYS[6], ARGV[1], ARGV[4], true)
 return offset

@@ -40,9 +40,15 @@ public struct ElementStore: Sendable {
         fields += ["createdAt", Timestamp.now().description]
         let reply = try await run(
             RoomcastScripts.elementCreate, room: room, element: id,
-            [user.id.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, creator, maxElements] + fields
+            [user.id.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, creator, maxElements] + fields,
+            extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
         )
-        return try Self.element(reply, at: 1)
+        let element = try Self.element(reply, at: 1)
+        let counts = try Self.counts(reply, from: 2)
+        try await UserEvents(redis: redis).publish("element:created:global", counts.map { user, unseen in
+            (user, GlobalElementEvent(roomId: room, elementId: id, createdBy: element.createdBy, type: element.type, elementCount: counts.elementCount, unseenCount: unseen))
+        })
+        return element
     }
 
     /// Changes fields; a move also brings the element to front. Emits `element:updated`.
@@ -83,12 +89,13 @@ public struct ElementStore: Sendable {
         let reply = try await run(
             RoomcastScripts.elementDelete, room: room, element: id,
             [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept],
-            extraKeys: [RedisKeys.elementReactions(id, in: room)]
+            extraKeys: [RedisKeys.elementReactions(id, in: room), RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
         )
-        guard case .array(let parts) = reply, parts.count == 2, let count = try? Int(redisReply: parts[1]) else {
-            throw RoomcastError(.internalError, "unexpected reply from element_delete")
-        }
-        return count
+        let counts = try Self.counts(reply, from: 1)
+        try await UserEvents(redis: redis).publish("element:deleted:global", counts.map { recipient, unseen in
+            (recipient, GlobalElementEvent(roomId: room, elementId: id, deletedBy: user, elementCount: counts.elementCount, unseenCount: unseen))
+        })
+        return counts.elementCount
     }
 
     /// Removes every element. Emits `room:cleared`. Returns how many were removed.
@@ -96,12 +103,15 @@ public struct ElementStore: Sendable {
     public func clear(_ room: RoomID, by user: UserID) async throws(RoomcastError) -> Int {
         let reply = try await run(
             RoomcastScripts.roomClear, room: room, element: nil,
-            [user.rawValue, RedisKeys.elementPrefix(room), room.rawValue, Self.now(), eventsKept, RedisKeys.reactionsSuffix]
+            [user.rawValue, RedisKeys.elementPrefix(room), room.rawValue, Self.now(), eventsKept, RedisKeys.reactionsSuffix],
+            extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
         )
-        guard case .array(let parts) = reply, parts.count == 2, let removed = try? Int(redisReply: parts[1]) else {
-            throw RoomcastError(.internalError, "unexpected reply from room_clear")
-        }
-        return removed
+        // The second value is how many elements went; the count after a clear is 0.
+        let counts = try Self.counts(reply, from: 1)
+        try await UserEvents(redis: redis).publish("room:cleared:global", counts.map { recipient, unseen in
+            (recipient, GlobalElementEvent(roomId: room, clearedBy: user, elementCount: 0, unseenCount: unseen))
+        })
+        return counts.elementCount
     }
 
     /// The room's elements in z-order with the offset they are current at, for a participant.
@@ -130,6 +140,28 @@ public struct ElementStore: Sendable {
     }
 
     private static func now() -> Int { Int(Timestamp.now().milliseconds) }
+
+    /// The tail of a script's reply: a count, then `user, unseen count` pairs.
+    struct ParticipantCounts: Sequence {
+        var elementCount: Int
+        var unseen: [(UserID, Int)]
+        func makeIterator() -> IndexingIterator<[(UserID, Int)]> { unseen.makeIterator() }
+    }
+
+    private static func counts(_ reply: RedisReply, from index: Int) throws(RoomcastError) -> ParticipantCounts {
+        guard case .array(let parts) = reply, parts.count > index, let count = try? Int(redisReply: parts[index]) else {
+            throw RoomcastError(.internalError, "unexpected counts from Redis")
+        }
+        var unseen: [(UserID, Int)] = []
+        var position = index + 1
+        while position + 1 < parts.count {
+            if let user = parts[position].string.flatMap(UserID.init), let value = try? Int(redisReply: parts[position + 1]) {
+                unseen.append((user, value))
+            }
+            position += 2
+        }
+        return ParticipantCounts(elementCount: count, unseen: unseen)
+    }
 
     private static func element(_ reply: RedisReply, at index: Int) throws(RoomcastError) -> Element {
         guard case .array(let parts) = reply, parts.count > index, case .bulk(let json) = parts[index],

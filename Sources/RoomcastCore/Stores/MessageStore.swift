@@ -36,6 +36,7 @@ public struct MessageStore: Sendable {
                 keys: [
                     RedisKeys.roomParticipants(roomId), RedisKeys.roomMessages(roomId),
                     RedisKeys.roomStream(roomId), RedisKeys.roomChannel(roomId),
+                    RedisKeys.roomPresence(roomId), RedisKeys.roomUnseenMessages(roomId),
                 ],
                 arguments: [
                     sender.id.rawValue, message.id.rawValue, text, Int(message.createdAt.milliseconds),

@@ -2,8 +2,8 @@ public import RedisClient
 
 /// Rooms and who is in them.
 public struct RoomStore: Sendable {
-    private let redis: RedisClient
-    private let users: UserStore
+    let redis: RedisClient
+    let users: UserStore
 
     /// Creates a store over a client.
     public init(redis: RedisClient) {
@@ -29,7 +29,10 @@ public struct RoomStore: Sendable {
             throw RoomcastError(.notFound, "user \(missing) not found")
         }
         let now = Timestamp.now()
-        let room = Room(id: .random(), name: name, createdBy: creator, createdAt: now, updatedAt: now, participants: participants)
+        // Nobody can have a room open before it exists: it starts inactive.
+        let room = Room(
+            id: .random(), name: name, createdBy: creator, createdAt: now, updatedAt: now, isActive: false, participants: participants
+        )
         try await mappingRedisErrors { () throws(RedisError) in
             _ = try await redis.evaluate(
                 RoomcastScripts.roomCreate,
@@ -45,24 +48,36 @@ public struct RoomStore: Sendable {
 
     /// The room with its participants, or `nil`.
     public func room(_ id: RoomID) async throws(RoomcastError) -> Room? {
-        let replies = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.pipeline([RedisCommand("HGETALL", RedisKeys.room(id)), RedisCommand("SMEMBERS", RedisKeys.roomParticipants(id))])
+        try await rooms([id]).first
+    }
+
+    /// The rooms among `ids` that exist, in the same order, each with its participants: two
+    /// round trips however many rooms (one pipeline of room reads, one of participants).
+    public func rooms(_ ids: [RoomID]) async throws(RoomcastError) -> [Room] {
+        try await rooms(from: try await records(ids))
+    }
+
+    /// Sets or clears (`nil`, `""` or white space only) the name of room `id` and moves its
+    /// `updatedAt`, then sends the room as `room:updated {room}` to every participant's sockets.
+    /// - Throws: `invalid_payload` for a name over ``RoomName/maximumLength`` characters,
+    ///   `not_found` for an unknown room, `forbidden` when `user` is not a participant.
+    public func rename(_ id: RoomID, to name: String?, by user: UserID) async throws(RoomcastError) -> Room {
+        let name = try RoomName.normalized(name)
+        let now = Timestamp.now()
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(
+                RoomcastScripts.roomRename,
+                keys: [RedisKeys.room(id), RedisKeys.roomParticipants(id), RedisKeys.roomPresence(id)],
+                arguments: [user.rawValue, name ?? "", Int(now.milliseconds)]
+            )
         }
-        let fields = replies[0].fields
-        guard let createdBy = fields["createdBy"].flatMap(UserID.init),
-            let createdAt = fields["createdAt"].flatMap(Int64.init),
-            let updatedAt = fields["updatedAt"].flatMap(Int64.init)
-        else { return nil }
-        let participantIDs = (try? [String](redisReply: replies[1]))?.compactMap(UserID.init).sorted() ?? []
-        return Room(
-            id: id,
-            name: fields["name"].flatMap { $0.isEmpty ? nil : $0 },
-            createdBy: createdBy,
-            createdAt: Timestamp(milliseconds: createdAt),
-            updatedAt: Timestamp(milliseconds: updatedAt),
-            participants: try await users.users(participantIDs),
-            elementCount: fields["elementCount"].flatMap(Int.init) ?? 0
-        )
+        guard case .array(let parts) = reply, parts.count == 3,
+            let participants = try? [String](redisReply: parts[1]), let live = try? Int(redisReply: parts[2]),
+            let record = RoomRecord(id: id, fields: parts[0].fields, participants: participants, live: live)
+        else { throw RoomcastError(.internalError, "unexpected reply from room_rename") }
+        guard let room = try await rooms(from: [record]).first else { throw RoomcastError(.internalError, "renamed room vanished") }
+        try await UserEvents(redis: redis).publish("room:updated", RoomPayload(room: room), to: record.participantIDs)
+        return room
     }
 
     /// The room only if `user` takes part in it: `not_found` or `forbidden` otherwise.
@@ -84,6 +99,66 @@ public struct RoomStore: Sendable {
         }
         if replies[0] == .integer(1) { return .participant }
         return replies[1] == .integer(1) ? .notParticipant : .noSuchRoom
+    }
+}
+
+extension RoomStore {
+    /// Reads the rooms among `ids` in one pipeline: each room's hash fields (`HMGET`), its
+    /// participants and whether someone has it open; with `badgesFor`, that user's unseen counts.
+    /// Missing rooms are left out.
+    func records(_ ids: [RoomID], badgesFor reader: UserID? = nil) async throws(RoomcastError) -> [RoomRecord] {
+        guard !ids.isEmpty else { return [] }
+        let now = Int(Timestamp.now().milliseconds)
+        var commands: [RedisCommand] = []
+        for id in ids {
+            commands.append(RedisCommand("HMGET", [RedisKeys.room(id)] + RoomRecord.hashFields))
+            commands.append(RedisCommand("SMEMBERS", RedisKeys.roomParticipants(id)))
+            // Presence members are scored by when they expire: the live ones score now or later.
+            commands.append(RedisCommand("ZCOUNT", RedisKeys.roomPresence(id), now, "+inf"))
+            if let reader {
+                commands.append(RedisCommand("HGET", RedisKeys.roomUnseenMessages(id), reader.rawValue))
+                commands.append(RedisCommand("HGET", RedisKeys.roomUnseenElements(id), reader.rawValue))
+            }
+        }
+        let stride = reader == nil ? 3 : 5
+        return try await mappingRedisErrors { () throws(RedisError) in
+            let replies = try await redis.pipeline(commands)
+            var records: [RoomRecord] = []
+            records.reserveCapacity(ids.count)
+            for (index, id) in ids.enumerated() {
+                let base = index * stride
+                let values = try [String?](redisReply: replies[base])
+                var fields: [String: String] = [:]
+                for (name, value) in zip(RoomRecord.hashFields, values) { fields[name] = value }
+                guard
+                    var record = RoomRecord(
+                        id: id, fields: fields, participants: try [String](redisReply: replies[base + 1]),
+                        live: try Int(redisReply: replies[base + 2])
+                    )
+                else { continue }
+                if reader != nil {
+                    record.badges = RoomBadges(
+                        messages: max(0, try Int?(redisReply: replies[base + 3]) ?? 0),
+                        elements: max(0, try Int?(redisReply: replies[base + 4]) ?? 0)
+                    )
+                }
+                records.append(record)
+            }
+            return records
+        }
+    }
+
+    /// Rooms from records, with every participant's profile read in one pipeline.
+    func rooms(from records: [RoomRecord]) async throws(RoomcastError) -> [Room] {
+        let profiles = try await profiles(of: records)
+        return records.map { $0.room(participants: $0.participantIDs.compactMap { profiles[$0] }) }
+    }
+
+    /// The profiles of everyone taking part in `records`, by id.
+    func profiles(of records: [RoomRecord]) async throws(RoomcastError) -> [UserID: User] {
+        var seen = Set<UserID>()
+        let ids = records.flatMap(\.participantIDs).filter { seen.insert($0).inserted }
+        return Dictionary(try await users.users(ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }
 

@@ -1,6 +1,6 @@
 public import RedisClient
 
-/// Accounts: creation with unique names, lookup by id or name.
+/// Accounts: creation with unique names, lookup by id or name, paging through all of them.
 public struct UserStore: Sendable {
     private let redis: RedisClient
 
@@ -24,7 +24,12 @@ public struct UserStore: Sendable {
                 "passwordHash", passwordHash, "createdAt", Int(user.createdAt.milliseconds),
             ]
             if let displayName { fields += ["displayName", displayName] }
-            _ = try await redis.send(RedisCommand("HSET", fields))
+            // The index entry follows the hash in the same write, so a listed id has an account.
+            let replies = try await redis.pipeline([
+                RedisCommand("HSET", fields),
+                RedisCommand("ZADD", RedisKeys.allUsers, Int(user.createdAt.milliseconds), user.id.rawValue),
+            ])
+            for reply in replies { _ = try Int(redisReply: reply) }
             return true
         }
         guard created else { throw RoomcastError(.conflict, "username '\(username)' is taken") }
@@ -56,6 +61,49 @@ public struct UserStore: Sendable {
             try await redis.pipeline(ids.map { RedisCommand("HGETALL", RedisKeys.user($0)) })
         }
         return replies.compactMap { User(fields: $0.fields) }
+    }
+
+    /// A page of the index of every user, oldest account first, leaving out `excluded`.
+    ///
+    /// Walks `users` by rank from the cursor's position, skipping excluded ids, until `limit`
+    /// users and one more (to know whether a next page exists) are found or the index ends.
+    /// - Parameters:
+    ///   - cursor: the previous page's `nextCursor`; `nil` for the first page.
+    ///   - limit: the most users on the page (at least 1).
+    ///   - excluded: ids that never appear (the caller, the people they share rooms with).
+    public func page(after cursor: UserCursor?, limit: Int, excluding excluded: Set<UserID>) async throws(RoomcastError) -> UserPage {
+        let limit = max(limit, 1)
+        // Enough for a whole page in one read unless ids are missing or raced in.
+        let batch = min(limit + 1 + excluded.count, 1000)
+        var found: [UserCursor] = []
+        var last = cursor
+        try await mappingRedisErrors { () throws(RedisError) in
+            var start = 0
+            if let cursor {
+                // Users created strictly before the cursor's millisecond; those of the same
+                // millisecond up to the cursor's id are skipped below.
+                start = try await redis.send(RedisCommand("ZCOUNT", RedisKeys.allUsers, "-inf", "(\(cursor.createdAt)"), as: Int.self)
+            }
+            while found.count <= limit {
+                let flat = try await redis.send(
+                    RedisCommand("ZRANGE", RedisKeys.allUsers, start, start + batch - 1, "WITHSCORES"), as: [String].self
+                )
+                var index = 0
+                while index + 1 < flat.count, found.count <= limit {
+                    defer { index += 2 }
+                    guard let id = UserID(flat[index]), let score = Double(flat[index + 1]).flatMap({ Int64(exactly: $0) }) else { continue }
+                    // Ranks shift when someone registers with an earlier time than the last seen
+                    // (clocks of nodes differ): what is not past the last position is a repeat.
+                    if let last, !last.precedes(score: score, id: id) { continue }
+                    last = UserCursor(createdAt: score, id: id)
+                    if !excluded.contains(id) { found.append(UserCursor(createdAt: score, id: id)) }
+                }
+                if flat.count < batch * 2 { break }
+                start += batch
+            }
+        }
+        let nextCursor = found.count > limit ? found[limit - 1] : nil
+        return UserPage(users: try await users(found.prefix(limit).map(\.id)), nextCursor: nextCursor)
     }
 }
 

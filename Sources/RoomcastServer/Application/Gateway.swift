@@ -34,6 +34,7 @@ public struct Gateway: Sendable {
         var messages = MessageStore(redis: redis)
         messages.eventsKept = settings.roomStreamLength
         let elements = ElementStore(redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements)
+        let reactions = ReactionStore(redis: redis, eventsKept: settings.roomStreamLength)
         let presence = PresenceKeeper(
             store: PresenceStore(redis: redis, lifetime: settings.presenceLifetime, eventsKept: settings.roomStreamLength),
             interval: settings.presenceLifetime / 3,
@@ -47,6 +48,7 @@ public struct Gateway: Sendable {
             rooms: rooms,
             messages: messages,
             elements: elements,
+            reactions: reactions,
             presence: presence,
             userEvents: UserEvents(redis: redis),
             events: SocketEvents.router(),
@@ -62,7 +64,8 @@ public struct Gateway: Sendable {
         let api = router.group().add(middleware: AuthMiddleware(tokens: tokens))
         AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: api)
         RoomRoutes(rooms: rooms, maxParticipants: settings.maxRoomParticipants).register(on: api)
-        ElementRoutes(elements: elements, users: users).register(on: api)
+        UserRoutes(users: users, rooms: rooms).register(on: api)
+        ElementRoutes(elements: elements, reactions: reactions, users: users).register(on: api)
 
         let redisEndpoint = settings.redis.endpoint
         let socketServer = HTTPServerBuilder.http1WebSocketUpgrade(

@@ -17,7 +17,10 @@ extension DecodingError {
             return "field '\(path(context.codingPath))' must be \(Self.name(of: type)), not null"
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
-            return field.isEmpty ? "the payload is not valid JSON" : "field '\(field)': \(context.debugDescription)"
+            guard field.isEmpty else { return "field '\(field)': \(context.debugDescription)" }
+            // JSONDecoder's own parse failure; a refusal of the whole (valid) object, such as an
+            // update without fields, explains itself.
+            return context.debugDescription.hasPrefix("The given data was not valid JSON") ? "the payload is not valid JSON" : context.debugDescription
         @unknown default:
             return "the payload could not be read"
         }

@@ -5,6 +5,7 @@ import RoomcastCore
 /// the same scripts as the socket events, so they emit the same events.
 struct ElementRoutes {
     let elements: ElementStore
+    let reactions: ReactionStore
     let users: UserStore
 
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
@@ -14,14 +15,23 @@ struct ElementRoutes {
         }
         router.post("/api/rooms/:roomId/elements") { request, context in
             let userID = try context.requireUser()
-            let draft = try await request.decode(as: ElementDraft.self, context: context)
+            let draft = try await request.decodeJSON(as: ElementDraft.self, context: context)
             guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
             return APIResponse(status: .created, try await elements.create(draft, by: user, in: try Self.room(context)))
         }
         router.patch("/api/rooms/:roomId/elements/:elementId") { request, context in
             let user = try context.requireUser()
-            let changes = try await request.decode(as: ElementChanges.self, context: context)
+            let changes = try await request.decodeJSON(as: ElementChanges.self, context: context)
             return APIResponse(try await elements.update(try Self.element(context), with: changes, by: user, in: try Self.room(context)))
+        }
+        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle") { _, context in
+            let userID = try context.requireUser()
+            guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
+            return APIResponse(try await reactions.toggle(on: try Self.element(context), by: user, in: try Self.room(context)))
+        }
+        router.get("/api/rooms/:roomId/elements/:elementId/reactions") { _, context in
+            let user = try context.requireUser()
+            return APIResponse(try await reactions.reactions(on: try Self.element(context), in: try Self.room(context), for: user))
         }
         router.delete("/api/rooms/:roomId/elements/:elementId") { _, context in
             let user = try context.requireUser()

@@ -1,7 +1,8 @@
 import Hummingbird
 import RoomcastCore
 
-/// `POST /api/rooms`, `GET /api/rooms/:roomId`.
+/// `POST /api/rooms`, `GET /api/rooms/my-rooms`, `GET /api/rooms/grouped-by-person`,
+/// `GET /api/rooms/:roomId`, `PUT /api/rooms/:roomId/name`.
 struct RoomRoutes {
     let rooms: RoomStore
     let maxParticipants: Int
@@ -11,6 +12,24 @@ struct RoomRoutes {
         var otherUserId: UserID?
         var participantIds: [UserID]?
         var name: String?
+    }
+
+    /// `{name}`: a string sets the name; `""`, white space only or `null` clears it.
+    struct RenameRequest: Decodable {
+        var name: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            // A missing field is a mistake rather than a request to clear the name.
+            guard container.contains(.name) else {
+                throw DecodingError.keyNotFound(CodingKeys.name, .init(codingPath: [], debugDescription: "name is required"))
+            }
+            name = try container.decodeIfPresent(String.self, forKey: .name)
+        }
     }
 
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
@@ -24,11 +43,15 @@ struct RoomRoutes {
             guard Set(others + [creator]).count <= maxParticipants else {
                 throw RoomcastError(.invalidPayload, "a room has at most \(maxParticipants) participants")
             }
-            if let name = body.name, name.count > 100 {
-                throw RoomcastError(.invalidPayload, "name must be at most 100 characters")
-            }
-            let room = try await rooms.create(by: creator, with: others, name: body.name.flatMap { $0.isEmpty ? nil : $0 })
+            let room = try await rooms.create(by: creator, with: others, name: try RoomName.normalized(body.name))
             return APIResponse(status: .created, room)
+        }
+        // Constant paths win over `:roomId` in the router whatever the order.
+        router.get("/api/rooms/my-rooms") { _, context in
+            APIResponse(try await rooms.listings(of: try context.requireUser()))
+        }
+        router.get("/api/rooms/grouped-by-person") { _, context in
+            APIResponse(try await rooms.roomsByPerson(of: try context.requireUser()))
         }
         router.get("/api/rooms/:roomId") { _, context in
             let user = try context.requireUser()
@@ -36,6 +59,14 @@ struct RoomRoutes {
                 throw RoomcastError(.notFound, "room not found")
             }
             return APIResponse(try await rooms.room(id, readBy: user))
+        }
+        router.put("/api/rooms/:roomId/name") { request, context in
+            let user = try context.requireUser()
+            guard let id = context.parameters.get("roomId").flatMap(RoomID.init) else {
+                throw RoomcastError(.notFound, "room not found")
+            }
+            let body = try await request.decode(as: RenameRequest.self, context: context)
+            return APIResponse(try await rooms.rename(id, to: body.name, by: user))
         }
     }
 }

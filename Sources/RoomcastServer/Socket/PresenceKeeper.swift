@@ -42,9 +42,13 @@ final class PresenceKeeper: Service, Sendable {
     }
 
     func run() async throws {
-        while !Task.isCancelled {
-            guard (try? await Task.sleep(for: interval)) != nil else { return }
-            await refresh()
+        // Stops with the node's graceful shutdown too (not only on cancellation): otherwise the
+        // service group waits on this loop forever and SIGTERM never ends the process.
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                guard (try? await Task.sleep(for: self.interval)) != nil else { return }
+                await self.refresh()
+            }
         }
     }
 

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import RoomcastCore
+import ServiceLifecycle
 import SocketIO
 import Synchronization
 import HummingbirdWebSocket
@@ -26,23 +27,29 @@ struct SocketConnection {
         let logger = sessionLogger
         session.send(Self.openPacket(session.id, settings))
 
-        await withTaskGroup(of: Void.self) { group in
-            // The state lives in this closure only: the reader is its one owner.
-            let state = SocketState(session: session, services: services)
-            group.addTask { await Self.write(queue, to: outbound, session: session, logger: logger) }
-            group.addTask { await Self.ping(session, settings) }
-            group.addTask { await Self.expectConnect(session, within: settings.connectTimeout) }
-            do {
-                for try await message in inbound.messages(maxSize: settings.maxPayload) {
-                    guard await handle(message, state: state, logger: logger) else { break }
+        // On SIGTERM the server stops accepting; open sockets are closed with 1001 (going away)
+        // so their clients reconnect to another node instead of holding this one up.
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                // The state lives in this closure only: the reader is its one owner.
+                let state = SocketState(session: session, services: services)
+                group.addTask { await Self.write(queue, to: outbound, session: session, logger: logger) }
+                group.addTask { await Self.ping(session, settings) }
+                group.addTask { await Self.expectConnect(session, within: settings.connectTimeout) }
+                do {
+                    for try await message in inbound.messages(maxSize: settings.maxPayload) {
+                        guard await handle(message, state: state, logger: logger) else { break }
+                    }
+                } catch {
+                    logger.debug("socket read ended", metadata: ["error": "\(error)"])
                 }
-            } catch {
-                logger.debug("socket read ended", metadata: ["error": "\(error)"])
+                state.disconnect()
+                session.close(.normalClosure, reason: "")
+                group.cancelAll()
+                logger.debug("socket closed")
             }
-            state.disconnect()
-            session.close(.normalClosure, reason: "")
-            group.cancelAll()
-            logger.debug("socket closed")
+        } onGracefulShutdown: {
+            session.close(.goingAway, reason: "server shutting down")
         }
     }
 

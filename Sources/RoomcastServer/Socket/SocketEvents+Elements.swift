@@ -62,6 +62,9 @@ extension SocketEvents {
             try await state.services.elements.delete(request.elementId, by: state.connectedUser.id, in: request.roomId)
             return ElementIDResult(elementId: request.elementId)
         }
+        router.on("element:reaction:toggle", ElementRequest.self) { state, request in
+            try await state.services.reactions.toggle(on: request.elementId, by: state.connectedUser, in: request.roomId)
+        }
         router.on("room:clear", RoomRequest.self) { state, request in
             try await state.services.elements.clear(request.roomId, by: state.connectedUser.id)
             return RoomResult(roomId: request.roomId)

@@ -18,7 +18,7 @@ enum SocketEvents {
             return RoomResult(roomId: request.roomId)
         }
         router.on("room:leave", RoomRequest.self) { state, request in
-            state.leave(request.roomId)
+            await state.leave(request.roomId)
             return RoomResult(roomId: request.roomId)
         }
         router.on("message:send", MessageRequest.self) { state, request in

@@ -11,8 +11,14 @@ import Synchronization
 /// unsubscribed when its last one is removed; only those edges reach Redis. Published events are
 /// forwarded to the channel's sessions as the bytes that arrived: no JSON is decoded here.
 final class SocketHub: Service, Sendable {
+    /// A local socket and the user it is connected as (per-recipient events depend on it).
+    private struct Member {
+        var session: SocketSession
+        var user: String
+    }
+
     private struct Entry {
-        var sessions: [ObjectIdentifier: SocketSession]
+        var sessions: [ObjectIdentifier: Member]
         /// Completes when Redis confirmed the subscription.
         var subscribed: EventLoopFuture<Void>
     }
@@ -51,15 +57,16 @@ final class SocketHub: Service, Sendable {
     }
 
     /// Adds a session to a channel; the future completes once the node is subscribed to it.
-    func add(_ session: SocketSession, to channel: String, deadline: NIODeadline) -> EventLoopFuture<Void> {
-        index.entries.withLock { entries in
+    func add(_ session: SocketSession, as user: UserID, to channel: String, deadline: NIODeadline) -> EventLoopFuture<Void> {
+        let member = Member(session: session, user: user.rawValue)
+        return index.entries.withLock { entries in
             if var entry = entries[channel] {
-                entry.sessions[ObjectIdentifier(session)] = session
+                entry.sessions[ObjectIdentifier(session)] = member
                 entries[channel] = entry
                 return entry.subscribed
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
-            entries[channel] = Entry(sessions: [ObjectIdentifier(session): session], subscribed: subscribed)
+            entries[channel] = Entry(sessions: [ObjectIdentifier(session): member], subscribed: subscribed)
             return subscribed
         }
     }
@@ -89,8 +96,14 @@ final class SocketHub: Service, Sendable {
         }
         // One copy of the recipient list per event; the frame bytes are shared, not copied.
         let sessions = index.entries.withLock { entries in entries[message.channel].map { Array($0.sessions.values) } } ?? []
-        for session in sessions {
-            session.deliver(envelope.frame, offset: envelope.offset, channel: message.channel)
+        if envelope.listedFrame == nil {
+            for member in sessions {
+                member.session.deliver(envelope.frame, offset: envelope.offset, channel: message.channel)
+            }
+        } else {
+            for member in sessions {
+                member.session.deliver(envelope.frame(for: member.user), offset: envelope.offset, channel: message.channel)
+            }
         }
     }
 }

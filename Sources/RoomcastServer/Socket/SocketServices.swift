@@ -11,6 +11,7 @@ struct SocketServices: Sendable {
     let rooms: RoomStore
     let messages: MessageStore
     let elements: ElementStore
+    let reactions: ReactionStore
     let presence: PresenceKeeper
     let userEvents: UserEvents
     let events: SocketEventRouter

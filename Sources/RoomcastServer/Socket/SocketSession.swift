@@ -24,7 +24,12 @@ final class SocketSession: Sendable {
     private let queue: AsyncStream<Outbound>.Continuation
     /// Events of channels being joined, held back until the joiner's snapshot is sent.
     private let joining = Mutex<[String: [(offset: StreamOffset?, frame: ByteBuffer)]]>([:])
-    /// How many channels are being joined: zero on the fast path of every delivery.
+    /// Per channel, the offset of the snapshot last sent, while no newer event has come: the
+    /// node's pub/sub link may deliver an event after the snapshot that already holds it (the
+    /// snapshot is read on another connection), and such an event must not be sent again.
+    /// Guarded by `joining`'s lock.
+    private let floors = Mutex<[String: StreamOffset]>([:])
+    /// How many channels are being joined or have a floor: zero on the fast path of every delivery.
     private let joiningCount = Atomic<Int>(0)
     private let closeRequest = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
 
@@ -46,15 +51,26 @@ final class SocketSession: Sendable {
         }
     }
 
-    /// Delivers a published event of `channel`: at once, or held while the channel is joined.
+    /// Delivers a published event of `channel`: at once, or held while the channel is joined,
+    /// or dropped when the snapshot just sent holds it already.
     func deliver(_ frame: ByteBuffer, offset: Substring?, channel: String) {
         if joiningCount.load(ordering: .acquiring) > 0 {
-            let held = joining.withLock { joining -> Bool in
-                guard joining[channel] != nil else { return false }
-                joining[channel]!.append((offset.flatMap(StreamOffset.init), frame))
-                return true
+            let eventOffset = offset.flatMap(StreamOffset.init)
+            let sendNow = joining.withLock { joining -> Bool in
+                if joining[channel] != nil {
+                    joining[channel]!.append((eventOffset, frame))
+                    return false
+                }
+                return floors.withLock { floors in
+                    guard let floor = floors[channel], let eventOffset else { return true }
+                    if eventOffset <= floor { return false }
+                    // Offsets of a channel increase: nothing older can follow this one.
+                    floors[channel] = nil
+                    joiningCount.subtract(1, ordering: .releasing)
+                    return true
+                }
             }
-            if held { return }
+            if !sendNow { return }
         }
         send(frame)
     }
@@ -76,9 +92,17 @@ final class SocketSession: Sendable {
             guard let held = joining.removeValue(forKey: channel) else { return }
             joiningCount.subtract(1, ordering: .releasing)
             if let frame { send(frame) }
+            var newer = false
             for event in held {
                 if let offset, let eventOffset = event.offset, eventOffset <= offset { continue }
+                if event.offset != nil { newer = true }
                 send(event.frame)
+            }
+            // Until an event newer than the snapshot arrives, older ones may still be on their way.
+            if let offset, frame != nil, !newer {
+                floors.withLock { floors in
+                    if floors.updateValue(offset, forKey: channel) == nil { joiningCount.add(1, ordering: .releasing) }
+                }
             }
         }
     }

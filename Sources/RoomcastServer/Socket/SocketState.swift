@@ -26,7 +26,7 @@ final class SocketState {
 
     /// Marks the socket connected as `user` and subscribes the node to the user's channel.
     func connect(as user: User) async throws(RoomcastError) {
-        try await subscribe(to: RedisKeys.userChannel(user.id))
+        try await subscribe(to: RedisKeys.userChannel(user.id), as: user.id)
         self.user = user
     }
 
@@ -39,12 +39,21 @@ final class SocketState {
         }
         let channel = RedisKeys.roomChannel(room)
         guard !rooms.contains(room) else {
-            try await sendSnapshot(of: room, channel: nil)
+            // Joined already: a fresh batch, with the room's events held while it is read, as on
+            // a first join; otherwise an event could come just before the batch that holds it
+            // (twice) or just before a batch that lacks it (lost).
+            session.beginJoin(channel)
+            do {
+                try await sendSnapshot(of: room, channel: channel)
+            } catch {
+                session.completeJoin(channel, snapshot: nil, at: nil)
+                throw error
+            }
             return
         }
         session.beginJoin(channel)
         do {
-            try await subscribe(to: channel)
+            try await subscribe(to: channel, as: connectedUser.id)
         } catch {
             session.completeJoin(channel, snapshot: nil, at: nil)
             throw error
@@ -57,7 +66,7 @@ final class SocketState {
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
             session.completeJoin(channel, snapshot: nil, at: nil)
-            leave(room)
+            await leave(room)
             throw error
         }
         // The user's other devices learn that the room was opened (its unseen counts are 0 now).
@@ -80,20 +89,30 @@ final class SocketState {
     }
 
     /// Leaves a room (nothing happens if the socket was not in it).
-    func leave(_ room: RoomID) {
-        guard rooms.remove(room) != nil else { return }
+    /// Awaits the presence update, so a `room:join` right after a `room:leave` of the same
+    /// socket cannot have its presence removed by the leave arriving late.
+    func leave(_ room: RoomID) async {
+        guard let user, stopReceiving(room) else { return }
+        await services.presence.leave(room, user: user.id, socket: session.id)
+    }
+
+    /// Stops delivering `room`'s events to this socket; false when it was not in the room.
+    private func stopReceiving(_ room: RoomID) -> Bool {
+        guard rooms.remove(room) != nil else { return false }
         services.hub.remove(session, from: RedisKeys.roomChannel(room))
-        if let user {
-            let presence = services.presence
-            let socket = session.id
-            // Not awaited: leaving must not wait on Redis; a lost call just lets the member expire.
-            Task { await presence.leave(room, user: user.id, socket: socket) }
-        }
+        return true
     }
 
     /// Leaves every room and the user channel (the socket disconnected).
     func disconnect() {
-        for room in rooms { leave(room) }
+        if let user {
+            let presence = services.presence
+            let socket = session.id
+            for room in rooms where stopReceiving(room) {
+                // Not awaited: the connection is gone; a lost call just lets the member expire.
+                Task { await presence.leave(room, user: user.id, socket: socket) }
+            }
+        }
         if let user {
             services.hub.remove(session, from: RedisKeys.userChannel(user.id))
             self.user = nil
@@ -105,10 +124,10 @@ final class SocketState {
         var unseenCount: Int
     }
 
-    private func subscribe(to channel: String) async throws(RoomcastError) {
+    private func subscribe(to channel: String, as user: UserID) async throws(RoomcastError) {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(services.redisTimeout.components.seconds * 1_000_000_000 + services.redisTimeout.components.attoseconds / 1_000_000_000))
         do {
-            try await services.hub.add(session, to: channel, deadline: deadline).get()
+            try await services.hub.add(session, as: user, to: channel, deadline: deadline).get()
         } catch {
             services.hub.remove(session, from: channel)
             throw RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")

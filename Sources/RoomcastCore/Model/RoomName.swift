@@ -1,0 +1,18 @@
+import Foundation
+
+/// The rules for a room's optional name.
+public enum RoomName {
+    /// The longest name, in characters (grapheme clusters, as people count them).
+    public static let maximumLength = 100
+
+    /// A name as stored: surrounding white space trimmed; `nil` when nothing is left (no name).
+    /// - Throws: `invalid_payload` for a name longer than ``maximumLength`` once trimmed.
+    public static func normalized(_ text: String?) throws(RoomcastError) -> String? {
+        guard let text else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.count <= maximumLength else {
+            throw RoomcastError(.invalidPayload, "name must be at most \(maximumLength) characters")
+        }
+        return trimmed.isEmpty ? nil : trimmed
+    }
+}

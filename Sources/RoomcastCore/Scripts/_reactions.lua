@@ -1,0 +1,47 @@
+-- Reactions: one heart per user per element, kept in a hash next to the element:
+--   room:{<roomId>}:element:<elementId>:reactions   user id → the reaction as client JSON
+-- A reaction's JSON carries its `createdAt` (ISO 8601 UTC with milliseconds, which sorts as
+-- text) and its `user`, so stats need no other key.
+
+-- { count, reactor ids, top reactors JSON (the three most recent users) } of a reactions hash.
+local function reaction_stats(key)
+    local flat = redis.call('HGETALL', key)
+    local entries, ids = {}, {}
+    for i = 1, #flat, 2 do
+        ids[#ids + 1] = flat[i]
+        local reaction = cjson.decode(flat[i + 1])
+        entries[#entries + 1] = { at = reaction.createdAt or '', user = cjson.encode(reaction.user) }
+    end
+    table.sort(entries, function(a, b) return a.at > b.at end)
+    local top = {}
+    for i = 1, math.min(3, #entries) do top[i] = entries[i].user end
+    return #ids, ids, '[' .. table.concat(top, ',') .. ']'
+end
+
+-- The element's `reactions` as `viewer` sees them: null until the first reaction.
+local function reactions_json(key, viewer)
+    local count, _, top = reaction_stats(key)
+    if count == 0 then return 'null' end
+    local mine
+    if type(viewer) == 'boolean' then
+        mine = viewer
+    else
+        mine = viewer ~= nil and redis.call('HEXISTS', key, viewer) == 1
+    end
+    return '{"count":' .. count .. ',"hasReacted":' .. tostring(mine) .. ',"userReaction":'
+        .. (mine and '"heart"' or 'null') .. ',"topReactors":' .. top .. '}'
+end
+
+-- Appends an event that differs per recipient and publishes it: users in `ids` get the frame
+-- built with `members_for(true)`, everyone else `members_for(false)`. The published payload is
+-- `<offset> @<id>,<id>… <length of the first frame> <first frame><second frame>`.
+local function emit_per_user(stream_key, channel_key, kept, event, ids, members_for)
+    local head = '42["' .. event .. '",{'
+    local pa, pb = head .. members_for(true) .. ',"offset":"', head .. members_for(false) .. ',"offset":"'
+    local s = '"}]'
+    local users = table.concat(ids, ',')
+    local offset = redis.call('XADD', stream_key, 'MAXLEN', '~', kept, '*', 'pa', pa, 'pb', pb, 's', s, 'u', users)
+    local a = pa .. offset .. s
+    redis.call('PUBLISH', channel_key, offset .. ' @' .. users .. ' ' .. #a .. ' ' .. a .. pb .. offset .. s)
+    return offset
+end

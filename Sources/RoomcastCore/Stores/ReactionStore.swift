@@ -1,0 +1,79 @@
+import NIOCore
+public import RedisClient
+
+/// Hearts on elements: one per user per element, toggled atomically.
+public struct ReactionStore: Sendable {
+    private let redis: RedisClient
+    private let rooms: RoomStore
+    /// Room events kept per stream (approximate).
+    public var eventsKept: Int
+
+    /// Creates a store over a client.
+    public init(redis: RedisClient, eventsKept: Int = 1_000) {
+        self.redis = redis
+        self.rooms = RoomStore(redis: redis)
+        self.eventsKept = eventsKept
+    }
+
+    /// Adds `user`'s heart, or removes it when it is there; the room gets
+    /// `element:reaction:added` or `element:reaction:removed`, `stats.hasReacted` set per recipient.
+    public func toggle(on element: ElementID, by user: User, in room: RoomID) async throws(RoomcastError) -> ReactionToggle {
+        // The script adds `createdAt`: it orders reactors, so it must follow the order of toggles.
+        let draft = ReactionDraft(id: MessageID.random().rawValue, elementId: element, userId: user.id, type: "heart", user: user)
+        let json: String
+        do {
+            json = String(buffer: try JSONCoding.encode(draft))
+        } catch {
+            throw RoomcastError(.internalError, "could not encode the reaction")
+        }
+        let keys = [
+            RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomZOrder(room), RedisKeys.roomStream(room),
+            RedisKeys.roomChannel(room), RedisKeys.element(element, in: room), RedisKeys.elementReactions(element, in: room),
+        ]
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(
+                RoomcastScripts.reactionToggle, keys: keys,
+                arguments: [user.id.rawValue, element.rawValue, room.rawValue, Int(Timestamp.now().milliseconds), eventsKept, json]
+            )
+        }
+        guard case .array(let parts) = reply, parts.count == 5, let action = parts[0].string,
+            case .bulk(let reactionJSON) = parts[1], let count = try? Int(redisReply: parts[2]), case .bulk(let topJSON) = parts[3],
+            let stored = try? JSONCoding.decode(Reaction.self, from: reactionJSON),
+            let top = try? JSONCoding.decode([User].self, from: topJSON)
+        else {
+            throw RoomcastError(.internalError, "unexpected reply from reaction_toggle")
+        }
+        return ReactionToggle(
+            action: action, reaction: stored,
+            elementStats: ReactionStats(totalReactions: count, hasReacted: action == "added", topReactors: top)
+        )
+    }
+
+    /// Every reaction of an element, newest first, for a participant.
+    public func reactions(on element: ElementID, in room: RoomID, for user: UserID) async throws(RoomcastError) -> ReactionList {
+        switch try await rooms.membership(of: user, in: room) {
+        case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
+        case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
+        case .participant: break
+        }
+        let replies = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.pipeline([
+                RedisCommand("EXISTS", RedisKeys.element(element, in: room)),
+                RedisCommand("HVALS", RedisKeys.elementReactions(element, in: room)),
+            ])
+        }
+        guard replies[0] == .integer(1) else { throw RoomcastError(.notFound, "element not found") }
+        let values = (try? [ByteBuffer](redisReply: replies[1])) ?? []
+        let reactions = values.compactMap { try? JSONCoding.decode(Reaction.self, from: $0) }.sorted { $0.createdAt > $1.createdAt }
+        return ReactionList(reactions: reactions, total: reactions.count, hasReacted: reactions.contains { $0.userId == user })
+    }
+}
+
+/// A new reaction without its `createdAt`, which `reaction_toggle.lua` sets.
+private struct ReactionDraft: Encodable {
+    var id: String
+    var elementId: ElementID
+    var userId: UserID
+    var type: String
+    var user: User
+}
