@@ -40,7 +40,7 @@ struct RoomStoreTests {
             #expect(room.participants == users)
             #expect(room.createdBy == users[0].id)
             #expect(room.name == "Trip")
-            #expect(room.isActive)
+            #expect(!room.isActive, "nobody has a new room open")
             #expect(room.elementCount == 0)
             #expect(room.createdAt == room.updatedAt)
 

@@ -1,3 +1,4 @@
+import Foundation
 import RedisClient
 import RoomcastCore
 import RoomcastTestSupport
@@ -7,7 +8,13 @@ import Testing
 struct RoomcastScriptsTests {
     @Test("every script is present, non-empty and distinct")
     func bundled() {
-        #expect(RoomcastScripts.all.map(\.name) == ["room_create", "message_send"])
+        // Every `.lua` file but the shared preludes (`_*.lua`) is one script, loaded once.
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/RoomcastCore/Scripts").standardizedFileURL
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        let scripts = files.filter { $0.hasSuffix(".lua") && !$0.hasPrefix("_") }.map { String($0.dropLast(4)) }
+        #expect(scripts.count >= 9)
+        #expect(RoomcastScripts.all.map(\.name).sorted() == scripts.sorted())
         #expect(RoomcastScripts.all.allSatisfy { !$0.source.isEmpty && $0.sha1.count == 40 })
         #expect(Set(RoomcastScripts.all.map(\.sha1)).count == RoomcastScripts.all.count)
     }

@@ -153,6 +153,11 @@ public final class SocketIOTestClient: Sendable {
         await self.session.inbox.eventHistory[name] ?? []
     }
 
+    /// Every event received so far, of any name, in arrival order (to check order across names).
+    public func allEvents() async -> [(name: String, payload: String)] {
+        await self.session.inbox.eventLog
+    }
+
     /// Succeeds when no `name` event is queued or arrives within `within`.
     /// - Throws: `SocketIOTestError.unexpectedEvent` (consuming that event), or the connection's end.
     public func expectNoEvent(_ name: String, within: Duration) async throws {

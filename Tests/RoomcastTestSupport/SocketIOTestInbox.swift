@@ -42,6 +42,8 @@ struct SocketIOTestInbox {
     private var queues: [Key: [Item]] = [:]
     /// Every event received, by name, in arrival order, whether or not a test consumed it.
     private(set) var eventHistory: [String: [String]] = [:]
+    /// Every event received, of any name, in arrival order.
+    private(set) var eventLog: [(name: String, payload: String)] = []
     /// The last text frames received, newest last, for timeout messages.
     private(set) var recentFrames: [String] = []
     private static let recentFrameLimit = 8
@@ -63,6 +65,7 @@ struct SocketIOTestInbox {
     /// Remembers an event for `events(named:)`.
     mutating func recordEvent(name: String, payload: String) {
         self.eventHistory[name, default: []].append(payload)
+        self.eventLog.append((name, payload))
     }
 
     /// Remembers a frame (shortened) for failure messages.

@@ -1,5 +1,7 @@
 """Rooms over REST, and `room:created` to the other participants' sockets on any node."""
 
+import time
+
 from roomcast_e2e import ISO_MS_UTC
 
 
@@ -97,3 +99,39 @@ def test_login_returns_a_working_token(api, api2):
     wrong = api2.request("POST", "/api/auth/login", json_body={"username": alice.username, "password": "wrong-password"})
     assert wrong.status_code == 401, wrong.text
     assert wrong.json()["error"]["code"] == "unauthorized"
+
+
+def test_grouped_by_person_and_rename(api, api2, connect, node2):
+    alice = api.register("alice")
+    bob = api.register("bob")
+    carol = api.register("carol")
+    bob_socket = connect(node2, bob)
+    pair = api.create_room(alice, other=bob)
+    group = api2.create_room(carol, participants=[alice, bob])
+    time.sleep(0.01)  # timestamps are milliseconds: the rename is strictly newer than the group
+
+    renamed = api.request("PUT", f"/api/rooms/{pair['id']}/name", token=alice.token, json_body={"name": "Italian engagement 2025"})
+    assert renamed.status_code == 200, renamed.text
+    room = renamed.json()["data"]
+    assert room["name"] == "Italian engagement 2025" and room["id"] == pair["id"], room
+    assert room["updatedAt"] >= pair["updatedAt"], room
+    event = bob_socket.wait_for("room:updated", is_room(pair["id"]))
+    assert event["room"] == room
+
+    grouped = api2.request("GET", "/api/rooms/grouped-by-person", token=alice.token)
+    assert grouped.status_code == 200, grouped.text
+    people = grouped.json()["data"]
+    # Bob's newest room was just renamed: he comes before Carol, whose only room is older.
+    assert [person["id"] for person in people] == [bob.id, carol.id], people
+    assert people[0]["username"] == bob.username
+    assert [entry["id"] for entry in people[0]["rooms"]] == [pair["id"], group["id"]], people[0]
+    assert [entry["id"] for entry in people[1]["rooms"]] == [group["id"]], people[1]
+    summary = people[0]["rooms"][0]
+    assert set(summary) == {"id", "name", "createdAt", "updatedAt", "isActive", "elementCount"}, summary
+    assert summary["name"] == "Italian engagement 2025" and summary["updatedAt"] == room["updatedAt"]
+    assert people[0]["rooms"][1]["name"] is None
+
+    cleared = api2.request("PUT", f"/api/rooms/{pair['id']}/name", token=bob.token, json_body={"name": ""})
+    assert cleared.status_code == 200 and cleared.json()["data"]["name"] is None, cleared.text
+    too_long = api.request("PUT", f"/api/rooms/{pair['id']}/name", token=alice.token, json_body={"name": "x" * 101})
+    assert too_long.status_code == 400 and too_long.json()["error"]["code"] == "invalid_payload", too_long.text

@@ -1,0 +1,203 @@
+import NIOCore
+import RedisClient
+import RoomcastCore
+import RoomcastTestSupport
+import Testing
+
+/// PresenceStore on a real Redis: members per socket with an expiry, `room:presence` whenever the
+/// set of present users changes (expiries noticed by a refresh included), unseen counts reset on join.
+@Suite("PresenceStore against a real redis-server")
+struct PresenceStoreTests {
+    struct Fixture: Sendable {
+        var alice: User
+        var bob: User
+        var carol: User
+        var eve: User
+        var room: RoomID
+        var store: PresenceStore
+
+        var channel: String { RedisKeys.roomChannel(room) }
+        var presenceKey: String { RedisKeys.roomPresence(room) }
+    }
+
+    /// Alice, Bob and Carol share a room; Eve is not in it.
+    static func fixture(_ redis: RedisClient, lifetime: Duration = .seconds(30)) async throws -> Fixture {
+        let users = try await LiveFixture.users(redis, 4, prefix: "p")
+        let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id, users[2].id], name: nil)
+        return Fixture(alice: users[0], bob: users[1], carol: users[2], eve: users[3], room: room.id, store: PresenceStore(redis: redis, lifetime: lifetime))
+    }
+
+    /// The `room:presence` payload expected for `users`.
+    static func presence(_ room: RoomID, _ users: [User], offset: String?) -> JSONValue {
+        [
+            "roomId": .string(room.rawValue), "isActive": .bool(!users.isEmpty),
+            "activeUserIds": .array(users.map(\.id.rawValue).sorted().map(JSONValue.string)), "offset": .string(offset ?? ""),
+        ]
+    }
+
+    /// Checks one published `room:presence` against `users` and returns its offset.
+    @discardableResult
+    static func expectPresence(_ publication: Publication, _ room: RoomID, _ users: [User], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        #expect(!publication.isPerRecipient, sourceLocation: sourceLocation)
+        let event = try publication.event()
+        #expect(event.name == "room:presence", sourceLocation: sourceLocation)
+        #expect(event.payload == Self.presence(room, users, offset: publication.offset), sourceLocation: sourceLocation)
+        return try #require(publication.offset, sourceLocation: sourceLocation)
+    }
+
+    static func score(_ redis: RedisClient, _ key: String, _ member: String) async throws -> Int64? {
+        let reply = try await redis.send("ZSCORE", key, member)
+        return reply.string.flatMap { Double($0) }.map { Int64($0) }
+    }
+
+    @Test("join adds the socket's member with an expiry one lifetime ahead, resets unseen counts and announces presence")
+    func join() async throws {
+        try await withRedis { redis, server in
+            let f = try await Self.fixture(redis, lifetime: .milliseconds(12_345))
+            _ = try await redis.send("HSET", RedisKeys.roomUnseenElements(f.room), f.alice.id.rawValue, 4, f.bob.id.rawValue, 2)
+            _ = try await redis.send("HSET", RedisKeys.roomUnseenMessages(f.room), f.alice.id.rawValue, 7)
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                let before = Timestamp.now().milliseconds
+                try await f.store.join(f.room, user: f.alice.id, socket: "sockA")
+                let after = Timestamp.now().milliseconds
+                let member = PresenceStore.member(user: f.alice.id, socket: "sockA")
+                #expect(member == "\(f.alice.id)|sockA")
+                let expiry = try #require(try await Self.score(redis, f.presenceKey, member))
+                #expect(expiry >= before + 12_345 && expiry <= after + 12_345)
+                #expect(try await LiveFixture.hash(redis, RedisKeys.roomUnseenElements(f.room)) == [f.alice.id.rawValue: "0", f.bob.id.rawValue: "2"])
+                #expect(try await LiveFixture.hash(redis, RedisKeys.roomUnseenMessages(f.room)) == [f.alice.id.rawValue: "0"])
+                #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id])
+
+                let published = try #require(try await inbox.publications(1).first)
+                let offset = try Self.expectPresence(published, f.room, [f.alice])
+                #expect(offset == (try await ElementStoreTests.lastStreamID(redis, f.room)))
+            }
+        }
+    }
+
+    @Test("room:presence comes only when the set of present users changes, activeUserIds sorted")
+    func onlyChangesAreAnnounced() async throws {
+        try await withRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                try await f.store.join(f.room, user: f.carol.id, socket: "c1")
+                try Self.expectPresence(try await inbox.publications(1)[0], f.room, [f.carol])
+                try await f.store.join(f.room, user: f.alice.id, socket: "a1")
+                try Self.expectPresence(try await inbox.publications(2)[1], f.room, [f.alice, f.carol])
+                let length = try await LiveFixture.streamLength(redis, f.room)
+
+                // Alice's second device, the same socket again, a refresh: no change, no event.
+                try await f.store.join(f.room, user: f.alice.id, socket: "a2")
+                try await f.store.join(f.room, user: f.alice.id, socket: "a2")
+                try await f.store.refresh(f.room, members: [PresenceStore.member(user: f.alice.id, socket: "a1")])
+                // Leaving one of two sockets, or one that was never there: still present.
+                try await f.store.leave(f.room, user: f.alice.id, socket: "a1")
+                try await f.store.leave(f.room, user: f.bob.id, socket: "never")
+                #expect(try await LiveFixture.streamLength(redis, f.room) == length)
+                #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id, f.carol.id].sorted())
+
+                try await f.store.join(f.room, user: f.bob.id, socket: "b1")
+                try Self.expectPresence(try await inbox.publications(3)[2], f.room, [f.alice, f.bob, f.carol])
+                try await f.store.leave(f.room, user: f.alice.id, socket: "a2")
+                try Self.expectPresence(try await inbox.publications(4)[3], f.room, [f.bob, f.carol])
+                try await f.store.leave(f.room, user: f.bob.id, socket: "b1")
+                try await f.store.leave(f.room, user: f.carol.id, socket: "c1")
+                let published = try await inbox.publications(6)
+                try Self.expectPresence(published[4], f.room, [f.carol])
+                try Self.expectPresence(published[5], f.room, [])
+                #expect(try published[5].event().payload["isActive"] == false)
+                #expect(try await f.store.presentUsers(in: f.room) == [])
+                #expect(try await redis.send(RedisCommand("ZCARD", f.presenceKey), as: Int.self) == 0)
+
+                // Offsets increase; nothing else was published.
+                let offsets = published.compactMap { $0.offset.flatMap(StreamOffset.init) }
+                #expect(offsets.count == 6)
+                #expect(zip(offsets, offsets.dropFirst()).allSatisfy { $0 < $1 })
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(inbox.received.count == 6)
+            }
+        }
+    }
+
+    @Test("a member whose expiry passed disappears on the next refresh, and room:presence lists the remaining users")
+    func expiryNoticedByRefresh() async throws {
+        try await withRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            let aliceMember = PresenceStore.member(user: f.alice.id, socket: "a1")
+            try await f.store.join(f.room, user: f.alice.id, socket: "a1")
+            try await f.store.join(f.room, user: f.bob.id, socket: "b1")
+            try await f.store.join(f.room, user: f.carol.id, socket: "c1")
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                // Bob's node crashed: nobody refreshes his member and its expiry is now in the past.
+                let now = Timestamp.now().milliseconds
+                try await LiveFixture.seedPresence(redis, f.room, f.bob.id, socket: "b1", expiry: now - 1)
+                // Already not present for readers (and for unseen counts)...
+                #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id, f.carol.id].sorted())
+                // ...and announced gone by the next refresh of any node holding the room.
+                let aliceBefore = try #require(try await Self.score(redis, f.presenceKey, aliceMember))
+                try await Task.sleep(for: .milliseconds(5))
+                try await f.store.refresh(f.room, members: [aliceMember])
+                let published = try #require(try await inbox.publications(1).first)
+                try Self.expectPresence(published, f.room, [f.alice, f.carol])
+                #expect(try await Self.score(redis, f.presenceKey, PresenceStore.member(user: f.bob.id, socket: "b1")) == nil)
+                let aliceAfter = try #require(try await Self.score(redis, f.presenceKey, aliceMember))
+                #expect(aliceAfter > aliceBefore)
+
+                // A second refresh has nothing new to say.
+                try await f.store.refresh(f.room, members: [aliceMember])
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(inbox.received.count == 1)
+            }
+        }
+    }
+
+    @Test("with a short lifetime, a member nobody refreshes expires by itself")
+    func realExpiry() async throws {
+        try await withRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            let shortLived = PresenceStore(redis: redis, lifetime: .milliseconds(600))
+            try await f.store.join(f.room, user: f.alice.id, socket: "a1")
+            try await shortLived.join(f.room, user: f.bob.id, socket: "b1")
+            #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id, f.bob.id].sorted())
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                // Refreshed in time: still there.
+                try await Task.sleep(for: .milliseconds(100))
+                try await shortLived.refresh(f.room, members: [PresenceStore.member(user: f.bob.id, socket: "b1")])
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id, f.bob.id].sorted())
+                // Not refreshed: gone.
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id])
+                try await f.store.refresh(f.room, members: [PresenceStore.member(user: f.alice.id, socket: "a1")])
+                try Self.expectPresence(try await inbox.publications(1)[0], f.room, [f.alice])
+            }
+        }
+    }
+
+    @Test("a refresh by a node whose own sockets all expired announces the room empty")
+    func everyoneExpired() async throws {
+        try await withRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            try await f.store.join(f.room, user: f.alice.id, socket: "a1")
+            try await LiveFixture.seedPresence(redis, f.room, f.alice.id, socket: "a1", expiry: Timestamp.now().milliseconds - 10)
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                try await f.store.refresh(f.room, members: [])
+                try Self.expectPresence(try await inbox.publications(1)[0], f.room, [])
+            }
+        }
+    }
+
+    @Test("a non-participant cannot join: forbidden, and nothing is written")
+    func outsider() async throws {
+        try await withRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                await expectRoomcastError(.forbidden) { try await f.store.join(f.room, user: f.eve.id, socket: "e1") }
+                #expect(try await redis.send(RedisCommand("EXISTS", f.presenceKey, RedisKeys.roomUnseenElements(f.room), RedisKeys.roomUnseenMessages(f.room)), as: Int.self) == 0)
+                #expect(try await LiveFixture.streamLength(redis, f.room) == 0)
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(inbox.received.isEmpty)
+            }
+        }
+    }
+}
