@@ -124,6 +124,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "roomcast-bench",
+            dependencies: [
+                "RedisClient",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/RoomcastBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
 
         .target(
