@@ -461,9 +461,12 @@ struct LiveRoomTests {
 
             _ = try await Self.join(bobSocket, room)
             for socket in [aliceSocket, bobSocket] { try await Self.expectPresence(socket, room, [alice, bob]) }
-            // Bob's second device: no change, no event.
+            // Bob's second device changes nobody's presence: the room gets no event, but the
+            // joining device alone is told who is present.
             _ = try await Self.join(bobSecond, room)
+            try await Self.expectPresence(bobSecond, room, [alice, bob])
             try await aliceSocket.expectNoEvent("room:presence", within: .milliseconds(300))
+            try await bobSocket.expectNoEvent("room:presence", within: .milliseconds(5))
             // Carol is connected but has not joined: room events do not reach her.
             try await carolSocket.expectNoEvent("room:presence", within: .milliseconds(5))
             _ = try await Self.join(carolSocket, room)

@@ -19,12 +19,28 @@ public struct PresenceStore: Sendable {
     /// The member naming one socket of a user.
     public static func member(user: UserID, socket: String) -> String { "\(user)|\(socket)" }
 
+    /// Who is present after a join.
+    public struct Joined: Sendable {
+        /// True when the join changed who is present, so the room got a `room:presence` event.
+        public var announced: Bool
+        /// The present users' ids as a JSON array.
+        public var activeUserIds: String
+        /// The room stream's last offset.
+        public var offset: String
+    }
+
     /// Marks the socket present in the room and resets the user's unseen counts there.
-    public func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) {
-        _ = try await run(
+    public func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> Joined {
+        let reply = try await run(
             RoomcastScripts.presenceJoin, room: room, [user.rawValue, Self.member(user: user, socket: socket)],
             extraKeys: [RedisKeys.roomUnseenElements(room), RedisKeys.roomUnseenMessages(room)]
         )
+        guard case .array(let parts) = reply, parts.count == 3, let event = parts[0].string, let users = parts[1].string,
+            let offset = parts[2].string
+        else {
+            throw RoomcastError(.internalError, "unexpected reply from presence_join")
+        }
+        return Joined(announced: !event.isEmpty, activeUserIds: users, offset: offset)
     }
 
     /// Marks the socket gone from the room.

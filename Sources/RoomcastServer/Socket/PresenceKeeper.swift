@@ -20,10 +20,10 @@ final class PresenceKeeper: Service, Sendable {
     }
 
     /// A socket opened a room: present from now, unseen counts reset.
-    func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) {
+    func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> PresenceStore.Joined {
         let member = PresenceStore.member(user: user, socket: socket)
         members.withLock { _ = $0[room, default: []].insert(member) }
-        try await store.join(room, user: user, socket: socket)
+        return try await store.join(room, user: user, socket: socket)
     }
 
     /// A socket left a room or disconnected.

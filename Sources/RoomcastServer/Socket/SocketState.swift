@@ -62,7 +62,13 @@ final class SocketState {
         do {
             try await sendSnapshot(of: room, channel: channel)
             // After the snapshot, so the joiner gets its own `room:presence` as a live event.
-            try await services.presence.join(room, user: connectedUser.id, socket: session.id)
+            let presence = try await services.presence.join(room, user: connectedUser.id, socket: session.id)
+            if !presence.announced {
+                // Nobody's presence changed (another device of a present user joined): this
+                // socket alone learns who is there, at the room's current offset.
+                let payload = #"{"roomId":"\#(room)","isActive":\#(presence.activeUserIds != "[]"),"activeUserIds":\#(presence.activeUserIds),"offset":"\#(presence.offset)"}"#
+                session.send(SocketIOFrame.event(name: "room:presence", payload: ByteBuffer(string: payload)))
+            }
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
             session.completeJoin(channel, snapshot: nil, at: nil)
