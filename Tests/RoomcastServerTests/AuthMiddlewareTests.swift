@@ -73,7 +73,7 @@ struct AuthMiddlewareTests {
         "Bearer garbage", "Bearer ", "Basic YWxpY2U6cHc=", "Bearer a.b.c",
     ])
     func invalid(header: String) async throws {
-        try await makeApplication().test(.router) { client in
+        _ = try await makeApplication().test(.router) { client in
             try await client.execute(uri: "/open", method: .get, headers: [.authorization: header]) { response in
                 try response.expectError(.unauthorized, "unauthorized")
             }

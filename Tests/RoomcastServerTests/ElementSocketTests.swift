@@ -498,7 +498,10 @@ struct ElementSocketTests {
                 #expect(events.compactMap { $0["offset"].stringValue } == moves)
                 var view: [String: Int] = [:]
                 for element in try #require(batch["elements"].arrayValue) {
-                    view[try #require(element["id"].stringValue)] = try #require(element["zIndex"].intValue)
+                    // Bound first: assigned straight into the dictionary, `#require` would check
+                    // `Int??` and never fail.
+                    let zIndex = try #require(element["zIndex"].intValue)
+                    view[try #require(element["id"].stringValue)] = zIndex
                 }
                 var previous = 3
                 for event in events {

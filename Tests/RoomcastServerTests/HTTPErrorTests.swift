@@ -93,7 +93,7 @@ struct HTTPErrorTests {
         "{not json", "", "[]", #"{"name":"a"}"#, #"{"name":"a","count":"one"}"#, #"{"name":null,"count":1}"#,
     ])
     func badBody(body: String) async throws {
-        try await makeApplication().test(.router) { client in
+        _ = try await makeApplication().test(.router) { client in
             try await client.execute(uri: "/greetings", method: .post, body: ByteBuffer(string: body)) { response in
                 try response.expectError(.badRequest, "invalid_payload")
             }
@@ -165,7 +165,7 @@ struct HTTPErrorTests {
         (502, 500, "internal"),
     ])
     func httpErrors(thrown: Int, status: Int, code: String) async throws {
-        try await makeApplication().test(.router) { client in
+        _ = try await makeApplication().test(.router) { client in
             try await client.execute(uri: "/http/\(thrown)", method: .get) { response in
                 try response.expectError(.init(code: status), code)
             }

@@ -30,6 +30,7 @@ public struct PresenceStore: Sendable {
     }
 
     /// Marks the socket present in the room and resets the user's unseen counts there.
+    @discardableResult
     public func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> Joined {
         let reply = try await run(
             RoomcastScripts.presenceJoin, room: room, [user.rawValue, Self.member(user: user, socket: socket)],

@@ -1,4 +1,4 @@
-public import RedisClient
+import RedisClient
 
 /// The app's lists: the caller's rooms with badges, the people they share rooms with, and
 /// who they share none with. Rooms are sorted by `updatedAt` when read, so nothing is rescored
