@@ -45,16 +45,16 @@ public enum RoomcastScripts {
         RedisScript(name: name, source: source(name))
     }
 
-    /// Element scripts share `_reactions.lua`, `_shared.lua` and `_counts.lua`, prepended here in
+    /// Element scripts share `_emit.lua`, `_reactions.lua`, `_shared.lua` and `_counts.lua`, prepended here in
     /// that order (a Lua local must be defined before its callers): Redis scripts cannot import.
     private static func elementScript(_ name: String) -> RedisScript {
-        let prelude = ["_reactions", "_shared", "_counts"].map(source).joined(separator: "\n")
+        let prelude = ["_emit", "_reactions", "_shared", "_counts"].map(source).joined(separator: "\n")
         return RedisScript(name: name, source: prelude + "\n" + source(name))
     }
 
-    /// Presence scripts share `_presence.lua`.
+    /// Presence scripts share `_emit.lua` and `_presence.lua`.
     private static func presenceScript(_ name: String) -> RedisScript {
-        RedisScript(name: name, source: source("_presence") + "\n" + source(name))
+        RedisScript(name: name, source: source("_emit") + "\n" + source("_presence") + "\n" + source(name))
     }
 
     private static func source(_ name: String) -> String {

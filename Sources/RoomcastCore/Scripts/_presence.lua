@@ -31,10 +31,6 @@ local function announce_presence(now)
         return ''
     end
     redis.call('HSET', KEYS[1], 'presence', list)
-    local p = '42["room:presence",{"roomId":' .. cjson.encode(ARGV[4]) .. ',"isActive":' .. tostring(#users > 0)
-        .. ',"activeUserIds":' .. list .. ',"offset":"'
-    local s = '"}]'
-    local offset = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'p', p, 's', s)
-    redis.call('PUBLISH', KEYS[5], offset .. ' ' .. p .. offset .. s)
-    return offset
+    return emit_to(KEYS[4], KEYS[5], ARGV[3], 'room:presence',
+        '"roomId":' .. cjson.encode(ARGV[4]) .. ',"isActive":' .. tostring(#users > 0) .. ',"activeUserIds":' .. list)
 end

@@ -31,17 +31,3 @@ local function reactions_json(key, viewer)
     return '{"count":' .. count .. ',"hasReacted":' .. tostring(mine) .. ',"userReaction":'
         .. (mine and '"heart"' or 'null') .. ',"topReactors":' .. top .. '}'
 end
-
--- Appends an event that differs per recipient and publishes it: users in `ids` get the frame
--- built with `members_for(true)`, everyone else `members_for(false)`. The published payload is
--- `<offset> @<id>,<id>… <length of the first frame> <first frame><second frame>`.
-local function emit_per_user(stream_key, channel_key, kept, event, ids, members_for)
-    local head = '42["' .. event .. '",{'
-    local pa, pb = head .. members_for(true) .. ',"offset":"', head .. members_for(false) .. ',"offset":"'
-    local s = '"}]'
-    local users = table.concat(ids, ',')
-    local offset = redis.call('XADD', stream_key, 'MAXLEN', '~', kept, '*', 'pa', pa, 'pb', pb, 's', s, 'u', users)
-    local a = pa .. offset .. s
-    redis.call('PUBLISH', channel_key, offset .. ' @' .. users .. ' ' .. #a .. ' ' .. a .. pb .. offset .. s)
-    return offset
-end

@@ -84,14 +84,9 @@ local function element_json(key, z, viewer)
     return '{' .. table.concat(members, ',') .. ',"zIndex":' .. z .. ',"creator":' .. creator .. ',"reactions":' .. reactions_json(key .. ':reactions', viewer) .. '}'
 end
 
--- Appends a room event to the stream and publishes it: `members` is the JSON object's members
--- (without braces); the offset is added as the last member. Returns the offset.
+-- `emit_to` (_emit.lua) for this script's room: its stream is KEYS[4], its channel KEYS[5].
 local function emit(event, members, kept)
-    local p = '42["' .. event .. '",{' .. members .. ',"offset":"'
-    local s = '"}]'
-    local offset = redis.call('XADD', KEYS[4], 'MAXLEN', '~', kept, '*', 'p', p, 's', s)
-    redis.call('PUBLISH', KEYS[5], offset .. ' ' .. p .. offset .. s)
-    return offset
+    return emit_to(KEYS[4], KEYS[5], kept, event, members)
 end
 
 local function quoted(text)
