@@ -1,0 +1,56 @@
+import Crypto
+import Foundation
+
+/// An ES256 key in Apple's `.p8` form (PKCS#8 PEM, `-----BEGIN PRIVATE KEY-----`), which signs
+/// the provider tokens APNs asks for.
+public struct APNsSigningKey: Sendable {
+    private let key: P256.Signing.PrivateKey
+
+    /// Reads a key from PEM text; a SEC1 `EC PRIVATE KEY` is accepted too.
+    public init(pem: String) throws(APNsError) {
+        do {
+            key = try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            // The PEM text is a secret: the error names what was expected, never what was given.
+            throw APNsError.invalidKey.with("not a P-256 (ES256) private key in PEM form", underlying: error)
+        }
+    }
+
+    /// Reads a key from a `.p8` file.
+    public init(contentsOfFile path: String) throws(APNsError) {
+        let pem: String
+        do {
+            pem = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw APNsError.invalidKey.with("cannot read \(path)", underlying: error)
+        }
+        do {
+            try self.init(pem: pem)
+        } catch {
+            throw APNsError.invalidKey.with("\(path) is not a P-256 (ES256) private key in PEM form")
+        }
+    }
+
+    /// A provider token: the JWT `{"alg":"ES256","kid":…}.{"iss":…,"iat":…}` with its raw `r||s`
+    /// signature, every part base64url-encoded without padding.
+    func providerToken(keyID: String, teamID: String, issuedAt: Int) -> String {
+        struct Header: Encodable { var alg = "ES256"; var kid: String }
+        struct Claims: Encodable { var iss: String; var iat: Int }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding two structs of strings and integers cannot fail.
+        let header = try! encoder.encode(Header(kid: keyID))
+        let claims = try! encoder.encode(Claims(iss: teamID, iat: issuedAt))
+        let signingInput = Self.base64URL(header) + "." + Self.base64URL(claims)
+        // Signing with a valid key fails only if BoringSSL itself is broken.
+        let signature = try! key.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
+    }
+
+    private static func base64URL(_ data: Data) -> String {
+        var text = data.base64EncodedString()
+        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        while text.hasSuffix("=") { text.removeLast() }
+        return text
+    }
+}

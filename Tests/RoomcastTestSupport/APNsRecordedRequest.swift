@@ -1,0 +1,28 @@
+public import NIOCore
+import NIOHPACK
+
+/// One request that reached a ``LocalAPNsServer``, as the server read it.
+public struct APNsRecordedRequest: Sendable {
+    /// `:method`.
+    public var method: String
+    /// `:path`, e.g. `/3/device/<token>`.
+    public var path: String
+    /// `:authority`, when the client sent one.
+    public var authority: String?
+    /// Every other header, names lowercased (HTTP/2 sends them so); pseudo-headers excluded.
+    public var headers: [String: String]
+    /// The request body.
+    public var body: ByteBuffer
+
+    init(head: HPACKHeaders, body: ByteBuffer) {
+        method = head.first(name: ":method") ?? ""
+        path = head.first(name: ":path") ?? ""
+        authority = head.first(name: ":authority")
+        var headers: [String: String] = [:]
+        for (name, value, _) in head where !name.hasPrefix(":") {
+            headers[name.lowercased()] = value
+        }
+        self.headers = headers
+        self.body = body
+    }
+}
