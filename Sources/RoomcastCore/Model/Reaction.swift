@@ -17,6 +17,26 @@ public struct ReactionToggle: Hashable, Sendable, Codable {
     public var reaction: Reaction
     /// The element's stats for the user who toggled.
     public var elementStats: ReactionStats
+    /// What the heart was given to, for notifying its creator; not sent to clients.
+    public var subject: ReactionSubject? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case action, reaction, elementStats
+    }
+}
+
+/// The element a heart was toggled on, as a notification needs it.
+public struct ReactionSubject: Hashable, Sendable {
+    /// The room the element is in.
+    public var roomId: RoomID
+    /// The room's name, when it has one.
+    public var roomName: String?
+    /// The element.
+    public var elementId: ElementID
+    /// The element's type (`note`, `photo` ...).
+    public var elementType: String
+    /// Who created the element: the one to notify.
+    public var elementCreator: UserID
 }
 
 /// An element's hearts for one viewer.

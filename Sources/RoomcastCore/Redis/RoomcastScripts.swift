@@ -35,10 +35,22 @@ public enum RoomcastScripts {
     /// `reaction_toggle.lua`: add or remove the user's heart.
     public static let reactionToggle = elementScript("reaction_toggle")
 
+    /// `notification_create.lua`: store, count, announce and enqueue pushes for a notification.
+    public static let notificationCreate = script("notification_create")
+    /// `notification_read.lua`
+    public static let notificationRead = script("notification_read")
+    /// `notification_read_all.lua`
+    public static let notificationReadAll = script("notification_read_all")
+    /// `push_token_release.lua`: forget a token's owner if it is still this user.
+    public static let pushTokenRelease = script("push_token_release")
+    /// `push_job_finish.lua`: acknowledge a push job, dead-lettering it when it failed.
+    public static let pushJobFinish = script("push_job_finish")
+
     /// Every script, for loading (and syntax-checking) at start-up.
     public static let all = [
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
-        elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle,
+        elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
+        notificationReadAll, pushTokenRelease, pushJobFinish,
     ]
 
     private static func script(_ name: String) -> RedisScript {

@@ -5,7 +5,8 @@
 -- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now (epoch ms), ARGV[5] events kept,
 -- ARGV[6] the new reaction as a JSON object without `createdAt` (used when adding; this script
 -- adds `createdAt`)
--- Returns { 'added' | 'removed', reaction JSON, count, top reactors JSON, offset }.
+-- Returns { 'added' | 'removed', reaction JSON, count, top reactors JSON, offset, element creator id,
+-- element type, room name } (the last three let the caller notify the element's creator).
 
 -- Epoch ms of `YYYY-MM-DDTHH:MM:SS.mmmZ` (days from civil date, proleptic Gregorian), nil otherwise.
 local function iso_to_ms(text)
@@ -66,4 +67,5 @@ local function members_for(has_reacted)
     return '"roomId":' .. quoted(ARGV[3]) .. ',"elementId":' .. quoted(ARGV[2]) .. ',' .. subject .. ',' .. stats
 end
 local offset = emit_per_user(KEYS[4], KEYS[5], ARGV[5], 'element:reaction:' .. action, ids, members_for)
-return { action, reaction, count, top, offset }
+local subject = redis.call('HMGET', KEYS[6], 'createdBy', 'type')
+return { action, reaction, count, top, offset, subject[1] or '', subject[2] or '', redis.call('HGET', KEYS[1], 'name') or '' }

@@ -36,16 +36,22 @@ public struct ReactionStore: Sendable {
                 arguments: [user.id.rawValue, element.rawValue, room.rawValue, Int(Timestamp.now().milliseconds), eventsKept, json]
             )
         }
-        guard case .array(let parts) = reply, parts.count == 5, let action = parts[0].string,
+        guard case .array(let parts) = reply, parts.count == 8, let action = parts[0].string,
             case .bulk(let reactionJSON) = parts[1], let count = try? Int(redisReply: parts[2]), case .bulk(let topJSON) = parts[3],
             let stored = try? JSONCoding.decode(Reaction.self, from: reactionJSON),
             let top = try? JSONCoding.decode([User].self, from: topJSON)
         else {
             throw RoomcastError(.internalError, "unexpected reply from reaction_toggle")
         }
+        var subject: ReactionSubject?
+        if let creator = parts[5].string.flatMap(UserID.init), let type = parts[6].string {
+            let name = parts[7].string ?? ""
+            subject = ReactionSubject(roomId: room, roomName: name.isEmpty ? nil : name, elementId: element, elementType: type, elementCreator: creator)
+        }
         return ReactionToggle(
             action: action, reaction: stored,
-            elementStats: ReactionStats(totalReactions: count, hasReacted: action == "added", topReactors: top)
+            elementStats: ReactionStats(totalReactions: count, hasReacted: action == "added", topReactors: top),
+            subject: subject
         )
     }
 

@@ -1,3 +1,5 @@
+import APNs
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
@@ -35,6 +37,10 @@ public struct Gateway: Sendable {
         messages.eventsKept = settings.roomStreamLength
         let elements = ElementStore(redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements)
         let reactions = ReactionStore(redis: redis, eventsKept: settings.roomStreamLength)
+        let notifications = NotificationStore(redis: redis, keptPerUser: settings.notifications.keptPerUser)
+        let notifier = Notifier(notifications: notifications, logger: logger.with(label: "notifications"))
+        let pushTokens = PushTokenStore(redis: redis)
+        let pushWorker = try makePushWorker(redis: redis, tokens: pushTokens)
         let presence = PresenceKeeper(
             store: PresenceStore(redis: redis, lifetime: settings.presenceLifetime, eventsKept: settings.roomStreamLength),
             interval: settings.presenceLifetime / 3,
@@ -49,6 +55,7 @@ public struct Gateway: Sendable {
             messages: messages,
             elements: elements,
             reactions: reactions,
+            notifier: notifier,
             presence: presence,
             userEvents: UserEvents(redis: redis),
             events: SocketEvents.router(),
@@ -61,11 +68,15 @@ public struct Gateway: Sendable {
         HealthRoutes(redis: redis).register(on: router)
         EngineIORoutes().register(on: router)
         // Tokens are checked on the API only: a stray header must not fail a health probe.
+        // Services authenticate with their own key, never with a user's token.
+        InternalNotificationRoutes(notifications: notifications, users: users, serviceKey: settings.notifications.serviceKey).register(on: router)
         let api = router.group().add(middleware: AuthMiddleware(tokens: tokens))
         AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: api)
-        RoomRoutes(rooms: rooms, maxParticipants: settings.maxRoomParticipants).register(on: api)
+        RoomRoutes(rooms: rooms, notifier: notifier, maxParticipants: settings.maxRoomParticipants).register(on: api)
         UserRoutes(users: users, rooms: rooms).register(on: api)
-        ElementRoutes(elements: elements, reactions: reactions, users: users).register(on: api)
+        PushTokenRoutes(tokens: pushTokens).register(on: api)
+        ElementRoutes(elements: elements, reactions: reactions, notifier: notifier, users: users).register(on: api)
+        NotificationRoutes(notifications: notifications).register(on: api)
 
         let redisEndpoint = settings.redis.endpoint
         let socketServer = HTTPServerBuilder.http1WebSocketUpgrade(
@@ -98,7 +109,46 @@ public struct Gateway: Sendable {
         // Services added here start before the server and stop after it, so in-flight requests
         // can still reach Redis while the server drains.
         app.addServices(redis, hub, presence)
+        if let pushWorker {
+            app.addServices(pushWorker)
+        } else {
+            logger.notice("push delivery is off (no apns settings): push jobs wait in \(RedisKeys.pushOutbox)")
+        }
         try await app.runService()
+    }
+
+    /// The push worker when APNs is configured; `nil` leaves jobs in the outbox.
+    /// - Throws: ``ConfigurationError`` for an unreadable key or a bad endpoint.
+    private func makePushWorker(redis: RedisClient, tokens: PushTokenStore) throws(ConfigurationError) -> PushWorker? {
+        guard let apns = settings.notifications.apns else { return nil }
+        let endpoint: APNsEndpoint
+        let key: APNsSigningKey
+        do {
+            switch apns.endpoint {
+            case "production": endpoint = .production
+            case "sandbox": endpoint = .sandbox
+            default: endpoint = try APNsEndpoint(url: apns.endpoint)
+            }
+        } catch {
+            throw ConfigurationError(key: GatewaySettings.Key.apnsEndpoint, reason: "\(error)")
+        }
+        do {
+            key = try APNsSigningKey(contentsOfFile: apns.keyPath)
+        } catch {
+            throw ConfigurationError(key: GatewaySettings.Key.apnsKeyPath, reason: "\(error)")
+        }
+        let client = APNsClient(
+            configuration: APNsConfiguration(
+                endpoint: endpoint, topic: apns.topic, teamID: apns.teamID, keyID: apns.keyID, signingKey: key,
+                requestTimeout: apns.requestTimeout
+            ),
+            logger: logger.with(label: "apns")
+        )
+        return PushWorker(
+            outbox: PushOutbox(redis: redis), tokens: tokens, apns: client, settings: settings.notifications.push,
+            requestTimeout: apns.requestTimeout, consumer: "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)",
+            logger: logger.with(label: "push")
+        )
     }
 }
 

@@ -24,6 +24,19 @@ extension GatewaySettings {
         public static let maxPayload = "engineio.max_payload"
         public static let connectTimeout = "engineio.connect_timeout_ms"
         public static let outboundQueueLimit = "socket.outbound_queue_limit"
+        public static let notificationsKept = "notifications.kept_per_user"
+        public static let serviceKey = "notifications.service_key"
+        public static let apnsKeyPath = "apns.key_path"
+        public static let apnsKeyID = "apns.key_id"
+        public static let apnsTeamID = "apns.team_id"
+        public static let apnsTopic = "apns.topic"
+        public static let apnsEndpoint = "apns.endpoint"
+        public static let apnsRequestTimeout = "apns.request_timeout_ms"
+        public static let pushMaxAttempts = "push.max_attempts"
+        public static let pushRetryDelay = "push.retry_delay_ms"
+        public static let pushMaxRetryDelay = "push.max_retry_delay_ms"
+        public static let pushPollInterval = "push.poll_interval_ms"
+        public static let pushBatchSize = "push.batch_size"
     }
 
     /// Reads and validates every setting; a malformed value fails naming its key.
@@ -83,6 +96,48 @@ extension GatewaySettings {
             socket.connectTimeout = .milliseconds(milliseconds)
         }
         socket.outboundQueueLimit = try Self.integer(reader, Key.outboundQueueLimit, in: 16...1_000_000) ?? socket.outboundQueueLimit
+        try readNotifications(reader)
+    }
+
+    private mutating func readNotifications(_ reader: ConfigReader) throws(ConfigurationError) {
+        notifications.keptPerUser = try Self.integer(reader, Key.notificationsKept, in: 1...100_000) ?? notifications.keptPerUser
+        if let key = reader.string(forKey: Self.configKey(Key.serviceKey), isSecret: true), !key.isEmpty {
+            guard key.utf8.count >= 16 else {
+                throw ConfigurationError(key: Key.serviceKey, reason: "must be at least 16 bytes (it has \(key.utf8.count))")
+            }
+            notifications.serviceKey = key
+        }
+        let apnsKeys = [Key.apnsKeyPath, Key.apnsKeyID, Key.apnsTeamID, Key.apnsTopic]
+        let apnsValues = apnsKeys.map { reader.string(forKey: Self.configKey($0)).flatMap { $0.isEmpty ? nil : $0 } }
+        if apnsValues.contains(where: { $0 != nil }) {
+            // Half a set of credentials is a mistake, not a wish to leave push off.
+            let present = apnsValues.compactMap { $0 }
+            guard present.count == apnsKeys.count else {
+                let missing = zip(apnsKeys, apnsValues).first { $0.1 == nil }?.0 ?? Key.apnsKeyPath
+                throw ConfigurationError(key: missing, reason: "is required with the other apns settings (key_path, key_id, team_id, topic)")
+            }
+            var apns = APNsSettings(keyPath: present[0], keyID: present[1], teamID: present[2], topic: present[3])
+            if let endpoint = reader.string(forKey: Self.configKey(Key.apnsEndpoint)), !endpoint.isEmpty {
+                apns.endpoint = endpoint
+            }
+            if let milliseconds = try Self.integer(reader, Key.apnsRequestTimeout, in: 100...600_000) {
+                apns.requestTimeout = .milliseconds(milliseconds)
+            }
+            notifications.apns = apns
+        }
+        var push = notifications.push
+        push.maxAttempts = try Self.integer(reader, Key.pushMaxAttempts, in: 1...100) ?? push.maxAttempts
+        if let milliseconds = try Self.integer(reader, Key.pushRetryDelay, in: 10...3_600_000) {
+            push.retryDelay = .milliseconds(milliseconds)
+        }
+        if let milliseconds = try Self.integer(reader, Key.pushMaxRetryDelay, in: 10...86_400_000) {
+            push.maxRetryDelay = .milliseconds(milliseconds)
+        }
+        if let milliseconds = try Self.integer(reader, Key.pushPollInterval, in: 10...60_000) {
+            push.pollInterval = .milliseconds(milliseconds)
+        }
+        push.batchSize = try Self.integer(reader, Key.pushBatchSize, in: 1...1_000) ?? push.batchSize
+        notifications.push = push
     }
 
     /// Checks what serving needs beyond valid values: a JWT secret.

@@ -31,6 +31,8 @@ public struct GatewaySettings: Sendable {
     public var roomStreamLength: Int = 1_000
     /// Engine.IO and socket settings.
     public var socket = SocketSettings()
+    /// Notifications and their push delivery.
+    public var notifications = NotificationSettings()
 
     /// Settings with every default.
     public init() {}

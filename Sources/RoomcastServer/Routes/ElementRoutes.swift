@@ -6,6 +6,7 @@ import RoomcastCore
 struct ElementRoutes {
     let elements: ElementStore
     let reactions: ReactionStore
+    let notifier: Notifier
     let users: UserStore
 
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
@@ -27,7 +28,9 @@ struct ElementRoutes {
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle") { _, context in
             let userID = try context.requireUser()
             guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
-            return APIResponse(try await reactions.toggle(on: try Self.element(context), by: user, in: try Self.room(context)))
+            let toggle = try await reactions.toggle(on: try Self.element(context), by: user, in: try Self.room(context))
+            await notifier.reactionToggled(toggle, by: user)
+            return APIResponse(toggle)
         }
         router.get("/api/rooms/:roomId/elements/:elementId/reactions") { _, context in
             let user = try context.requireUser()

@@ -5,6 +5,7 @@ import RoomcastCore
 /// `GET /api/rooms/:roomId`, `PUT /api/rooms/:roomId/name`.
 struct RoomRoutes {
     let rooms: RoomStore
+    let notifier: Notifier
     let maxParticipants: Int
 
     /// `{otherUserId, name?}` for a two-person room, or `{participantIds, name?}` for a group.
@@ -44,6 +45,7 @@ struct RoomRoutes {
                 throw RoomcastError(.invalidPayload, "a room has at most \(maxParticipants) participants")
             }
             let room = try await rooms.create(by: creator, with: others, name: try RoomName.normalized(body.name))
+            await notifier.roomCreated(room)
             return APIResponse(status: .created, room)
         }
         // Constant paths win over `:roomId` in the router whatever the order.

@@ -63,7 +63,9 @@ extension SocketEvents {
             return ElementIDResult(elementId: request.elementId)
         }
         router.on("element:reaction:toggle", ElementRequest.self) { state, request in
-            try await state.services.reactions.toggle(on: request.elementId, by: state.connectedUser, in: request.roomId)
+            let toggle = try await state.services.reactions.toggle(on: request.elementId, by: state.connectedUser, in: request.roomId)
+            await state.services.notifier.reactionToggled(toggle, by: state.connectedUser)
+            return toggle
         }
         router.on("room:clear", RoomRequest.self) { state, request in
             try await state.services.elements.clear(request.roomId, by: state.connectedUser.id)

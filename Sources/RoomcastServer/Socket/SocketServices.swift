@@ -12,6 +12,7 @@ struct SocketServices: Sendable {
     let messages: MessageStore
     let elements: ElementStore
     let reactions: ReactionStore
+    let notifier: Notifier
     let presence: PresenceKeeper
     let userEvents: UserEvents
     let events: SocketEventRouter

@@ -1,0 +1,127 @@
+import NIOCore
+public import RedisClient
+
+/// The Redis Stream of push jobs and its consumer group: every gateway node's worker reads from
+/// the group, so each job goes to one worker; a job stays pending until a worker finishes it, and
+/// one left pending (failed send, dead node) is claimed again after a back-off.
+public struct PushOutbox: Sendable {
+    private let redis: RedisClient
+
+    /// Creates an outbox over a client.
+    public init(redis: RedisClient) {
+        self.redis = redis
+    }
+
+    /// Creates the consumer group (and the stream) unless they exist. Jobs enqueued before any
+    /// worker ran are delivered too: the group starts at the beginning of the stream.
+    public func prepare() async throws(RoomcastError) {
+        do {
+            _ = try await redis.send(RedisCommand("XGROUP", "CREATE", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, "0", "MKSTREAM"))
+        } catch let error where error.message.hasPrefix("BUSYGROUP") {
+            return
+        } catch {
+            throw RoomcastError(error)
+        }
+    }
+
+    /// Up to `count` jobs no worker has had yet, now handed to `consumer`.
+    public func takeNew(for consumer: String, count: Int) async throws(RoomcastError) -> [PushJob] {
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(
+                RedisCommand(
+                    "XREADGROUP", "GROUP", RedisKeys.pushWorkersGroup, consumer, "COUNT", count, "STREAMS", RedisKeys.pushOutbox, ">"
+                )
+            )
+        }
+        // [[stream, [entry, …]]] or null when there is nothing new.
+        guard case .array(let streams) = reply, case .array(let stream) = streams.first, stream.count == 2 else { return [] }
+        return Self.jobs(from: stream[1], deliveries: 1)
+    }
+
+    /// Jobs pending longer than their back-off, claimed for `consumer`: sends that failed, and
+    /// jobs whose worker died mid-send.
+    /// - Parameters:
+    ///   - waitBeforeRetry: how long a job handed out `deliveries` times must stay pending before
+    ///     it is taken again.
+    ///   - count: the most jobs to look at.
+    public func claimOverdue(
+        for consumer: String, count: Int, waitBeforeRetry: (_ deliveries: Int) -> Duration
+    ) async throws(RoomcastError) -> [PushJob] {
+        let shortest = waitBeforeRetry(1).wholeMilliseconds
+        let pending = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(
+                RedisCommand("XPENDING", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, "IDLE", shortest, "-", "+", count)
+            )
+        }
+        guard case .array(let entries) = pending else { return [] }
+        var claimed: [PushJob] = []
+        for entry in entries {
+            // [id, consumer, idle ms, deliveries]
+            guard case .array(let parts) = entry, parts.count == 4, let id = parts[0].string,
+                let idle = try? Int(redisReply: parts[2]), let deliveries = try? Int(redisReply: parts[3])
+            else { continue }
+            let wait = waitBeforeRetry(deliveries).wholeMilliseconds
+            guard idle >= wait else { continue }
+            // XCLAIM re-checks the idle time: of two nodes claiming at once, one gets it.
+            let reply = try await mappingRedisErrors { () throws(RedisError) in
+                try await redis.send(RedisCommand("XCLAIM", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, consumer, wait, id))
+            }
+            claimed += Self.jobs(from: reply, deliveries: deliveries + 1)
+        }
+        return claimed
+    }
+
+    /// Finishes `job`: acknowledged and removed from the outbox; with a `failure`, also appended to
+    /// the dead-letter stream with that reason.
+    /// - Returns: whether this call finished it (`false`: another worker already had).
+    @discardableResult
+    public func finish(_ job: PushJob, failure: String? = nil) async throws(RoomcastError) -> Bool {
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(
+                RoomcastScripts.pushJobFinish,
+                keys: [RedisKeys.pushOutbox, RedisKeys.pushDeadLetters],
+                arguments: [RedisKeys.pushWorkersGroup, job.id, failure ?? "", job.deliveries]
+            )
+        }
+        return reply == .integer(1)
+    }
+
+    /// Removes `consumer` from the group when it holds no pending job (a node stopping cleanly),
+    /// so the group lists live workers only.
+    public func retire(_ consumer: String) async throws(RoomcastError) {
+        let pending = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("XPENDING", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, "-", "+", 1, consumer))
+        }
+        guard case .array(let entries) = pending, entries.isEmpty else { return }
+        _ = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("XGROUP", "DELCONSUMER", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, consumer))
+        }
+    }
+
+    /// Jobs from `[[id, [field, value, …]], …]`; entries deleted meanwhile come back as null and are skipped.
+    private static func jobs(from reply: RedisReply, deliveries: Int) -> [PushJob] {
+        guard case .array(let entries) = reply else { return [] }
+        return entries.compactMap { entry in
+            guard case .array(let parts) = entry, parts.count == 2, let id = parts[0].string, case .array(let flat) = parts[1] else {
+                return nil
+            }
+            var fields: [RedisReplyField] = []
+            var index = 0
+            while index + 1 < flat.count {
+                if let name = flat[index].string, case .bulk(let value) = flat[index + 1] {
+                    fields.append(RedisReplyField(name: name, value: value))
+                }
+                index += 2
+            }
+            return PushJob(id: id, fields: fields, deliveries: deliveries)
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, for Redis arguments.
+    var wholeMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+}

@@ -1,0 +1,39 @@
+-- Stores a notification for a user (or raises an existing one with the same id again), counts it
+-- as unread, tells the user's sockets, and enqueues one push job per device of the user whose
+-- APNs payload carries the unread count after this notification.
+-- KEYS[1] user hash, KEYS[2] notifications sorted set, KEYS[3] notification data hash,
+-- KEYS[4] unread set, KEYS[5] push tokens hash, KEYS[6] user channel, KEYS[7] push outbox stream
+-- ARGV[1] notification id, ARGV[2] notification JSON (read: false), ARGV[3] notifications kept,
+-- ARGV[4] push payload up to the badge, ARGV[5] push payload after the badge, ARGV[6] user id
+-- Returns { unread count, push jobs enqueued }.
+-- KEYS[7] lives in another slot than the user's keys: on Redis Cluster the outbox must be sharded
+-- by the user's hash tag first.
+
+if redis.call('EXISTS', KEYS[1]) == 0 then
+    error({ err = 'NOT_FOUND user not found' })
+end
+local seq = redis.call('HINCRBY', KEYS[1], 'notificationSeq', 1)
+redis.call('ZADD', KEYS[2], seq, ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[1])
+
+-- Oldest notifications beyond the limit go, read or not.
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
+if excess > 0 then
+    local oldest = redis.call('ZPOPMIN', KEYS[2], excess)
+    for i = 1, #oldest, 2 do
+        redis.call('HDEL', KEYS[3], oldest[i])
+        redis.call('SREM', KEYS[4], oldest[i])
+    end
+end
+
+local unread = redis.call('SCARD', KEYS[4])
+redis.call('PUBLISH', KEYS[6], '- 42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
+redis.call('PUBLISH', KEYS[6], '- 42["badge:updated",{"unreadCount":' .. unread .. '}]')
+
+local payload = ARGV[4] .. unread .. ARGV[5]
+local tokens = redis.call('HKEYS', KEYS[5])
+for _, token in ipairs(tokens) do
+    redis.call('XADD', KEYS[7], '*', 'user', ARGV[6], 'token', token, 'notification', ARGV[1], 'payload', payload)
+end
+return { unread, #tokens }

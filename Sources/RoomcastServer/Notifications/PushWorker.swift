@@ -1,0 +1,146 @@
+import APNs
+import Logging
+import NIOCore
+import RoomcastCore
+import ServiceLifecycle
+
+/// Delivers push jobs from the outbox to APNs. Every node runs one; the outbox's consumer group
+/// hands each job to one of them, and a job a worker could not finish (failed send, dead node)
+/// is claimed again after a back-off that doubles per attempt, until it succeeds or goes to the
+/// dead-letter stream. Delivery is at least once: a node that dies after APNs accepted a push
+/// but before acknowledging it leaves the job to be sent again.
+final class PushWorker: Service, Sendable {
+    private let outbox: PushOutbox
+    private let tokens: PushTokenStore
+    private let apns: APNsClient
+    private let settings: PushSettings
+    /// A job is never claimed from a worker sooner than this, so a send still in flight is not
+    /// duplicated by another node.
+    private let inFlightAllowance: Duration
+    private let consumer: String
+    private let logger: Logger
+
+    init(outbox: PushOutbox, tokens: PushTokenStore, apns: APNsClient, settings: PushSettings, requestTimeout: Duration, consumer: String, logger: Logger) {
+        self.outbox = outbox
+        self.tokens = tokens
+        self.apns = apns
+        self.settings = settings
+        // Twice the request timeout (at least a second more): a busy node may start a send late.
+        self.inFlightAllowance = max(requestTimeout * 2, requestTimeout + .seconds(1))
+        self.consumer = consumer
+        self.logger = logger
+    }
+
+    func run() async throws {
+        var redisFailing = false
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let jobs: [PushJob]
+            do {
+                try await outbox.prepare()
+                jobs = try await nextJobs()
+                if redisFailing {
+                    logger.notice("push outbox reachable again")
+                    redisFailing = false
+                }
+            } catch {
+                if !redisFailing {
+                    logger.warning("cannot read the push outbox; retrying", metadata: ["error": "\(error)"])
+                    redisFailing = true
+                }
+                jobs = []
+            }
+            guard !jobs.isEmpty else {
+                _ = try? await cancelWhenGracefulShutdown { [settings] in try await Task.sleep(for: settings.pollInterval) }
+                continue
+            }
+            // A graceful shutdown waits for the sends under way: each is bounded by the request timeout.
+            await withTaskGroup(of: Void.self) { group in
+                for job in jobs {
+                    group.addTask { await self.deliver(job) }
+                }
+            }
+        }
+        try? await outbox.retire(consumer)
+        await apns.shutdown()
+    }
+
+    /// Overdue retries first, then new jobs, at most a batch in all.
+    private func nextJobs() async throws(RoomcastError) -> [PushJob] {
+        let retries = try await outbox.claimOverdue(for: consumer, count: settings.batchSize) { deliveries in
+            self.waitBeforeRetry(afterDeliveries: deliveries)
+        }
+        let room = settings.batchSize - retries.count
+        guard room > 0 else { return retries }
+        return retries + (try await outbox.takeNew(for: consumer, count: room))
+    }
+
+    /// `retryDelay` doubled per earlier attempt, capped, and never shorter than a send may take.
+    func waitBeforeRetry(afterDeliveries deliveries: Int) -> Duration {
+        let doublings = min(max(deliveries - 1, 0), 30)
+        let backoff = min(settings.retryDelay * (1 << doublings), settings.maxRetryDelay)
+        return max(backoff, inFlightAllowance)
+    }
+
+    private func deliver(_ job: PushJob) async {
+        // Its worker died during the last allowed attempt.
+        guard job.deliveries <= settings.maxAttempts else {
+            await finish(job, failure: "no answer from APNs after \(job.deliveries - 1) attempts")
+            return
+        }
+        let request = APNsRequest(deviceToken: job.token, payload: job.payload, collapseID: job.notification.isEmpty ? nil : job.notification)
+        let response: APNsResponse
+        do {
+            response = try await apns.send(request)
+        } catch {
+            await failed(job, reason: "\(error)")
+            return
+        }
+        switch response.status {
+        case 200:
+            await finish(job, failure: nil)
+        case 410:
+            // The app was removed or the token expired: stop sending to it.
+            do {
+                try await tokens.removeUnregistered(job.token, for: job.user, unregisteredAt: response.timestamp.map(Int64.init))
+            } catch {
+                logger.warning("could not remove an unregistered device token", metadata: ["user.id": "\(job.user)", "error": "\(error)"])
+            }
+            logger.info("device token unregistered by APNs, removed", metadata: ["user.id": "\(job.user)"])
+            await finish(job, failure: nil)
+        case 429, 500...:
+            await failed(job, reason: Self.describe(response))
+        default:
+            // A request APNs refuses (bad token, bad topic, payload too large) fails the same way every time.
+            await finish(job, failure: "refused by APNs: " + Self.describe(response))
+        }
+    }
+
+    /// A failed attempt: the job stays pending for a later claim, or goes to the dead letters when
+    /// it was the last allowed.
+    private func failed(_ job: PushJob, reason: String) async {
+        guard job.deliveries < settings.maxAttempts else {
+            await finish(job, failure: "\(reason) (attempt \(job.deliveries) of \(settings.maxAttempts))")
+            return
+        }
+        logger.notice(
+            "push attempt failed, will retry",
+            metadata: ["job": "\(job.id)", "attempt": "\(job.deliveries)", "reason": "\(reason)"]
+        )
+    }
+
+    private func finish(_ job: PushJob, failure: String?) async {
+        do {
+            try await outbox.finish(job, failure: failure)
+            if let failure {
+                logger.warning("push job dead-lettered", metadata: ["job": "\(job.id)", "user.id": "\(job.user)", "reason": "\(failure)"])
+            }
+        } catch {
+            // Still pending: claimed and sent again later (at least once).
+            logger.warning("could not finish a push job", metadata: ["job": "\(job.id)", "error": "\(error)"])
+        }
+    }
+
+    private static func describe(_ response: APNsResponse) -> String {
+        "status \(response.status)" + (response.reason.map { " \($0)" } ?? "")
+    }
+}
