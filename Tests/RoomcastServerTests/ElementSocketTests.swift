@@ -30,7 +30,7 @@ struct ElementSocketTests {
     /// `room:presence` comes after it. Use ``joinQuietly`` to check it when nothing else happens.
     static func join(_ socket: SocketIOTestClient, _ room: String) async throws -> JSONValue {
         let ack = try await socket.emitWithAck("room:join", ["roomId": .string(room)])
-        #expect(ack == ["data": ["roomId": .string(room)]])
+        #expect(ack == ["data": ["roomId": .string(room), "recovered": false]])
         let batch = try JSONValue(try await socket.nextEvent("elements:batch"))
         #expect(batch["roomId"].stringValue == room)
         #expect(Set(batch.objectValue.map { Array($0.keys) } ?? []) == ["roomId", "elements", "offset"])

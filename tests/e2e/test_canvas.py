@@ -69,7 +69,7 @@ def test_canvas_session_across_nodes(api, api2, connect, node1, node2):
     alice_socket = connect(node1, alice)
     bob_socket = connect(node2, bob)
     for socket_client in (alice_socket, bob_socket):
-        assert socket_client.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id}}
+        assert socket_client.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id, "recovered": False}}
         batch = socket_client.wait_for("elements:batch", for_room(room_id))
         assert set(batch) == {"roomId", "elements", "offset"}, batch
         assert batch["elements"] == [photo]
@@ -165,7 +165,7 @@ def test_canvas_session_across_nodes(api, api2, connect, node1, node2):
 
     # A later join gets an empty batch at the clear's offset.
     late = connect(node2, alice, name="alice-late")
-    assert late.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id}}
+    assert late.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id, "recovered": False}}
     assert late.wait_for("elements:batch", for_room(room_id)) == {"roomId": room_id, "elements": [], "offset": cleared["offset"]}
 
 
@@ -238,7 +238,7 @@ def test_live_reactions_unseen_counts_and_presence_across_nodes(api, api2, conne
     note = {"type": "note", "positionX": 1, "positionY": 2, "width": 30, "height": 40}
 
     alice_socket = connect(node1, alice)
-    assert alice_socket.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id}}
+    assert alice_socket.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id, "recovered": False}}
     alice_socket.wait_for("room:presence", lambda p: p["activeUserIds"] == [alice.id])
     # Bob is online on both nodes but has not opened the room; the outsider shares no room.
     bob_socket = connect(node2, bob)
@@ -274,7 +274,7 @@ def test_live_reactions_unseen_counts_and_presence_across_nodes(api, api2, conne
 
     # Bob opens the room on node 2: his batch shows Alice's heart as not his; both of his devices
     # learn the room was seen; everyone in the room sees both users present.
-    assert bob_socket.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id}}
+    assert bob_socket.call("room:join", {"roomId": room_id}) == {"data": {"roomId": room_id, "recovered": False}}
     batch = bob_socket.wait_for("elements:batch", for_room(room_id))
     assert [element["id"] for element in batch["elements"]] == [first["id"], second["id"]]
     reactions = batch["elements"][0]["reactions"]

@@ -19,7 +19,7 @@ def test_join_ack_is_the_room_id(api, connect, node1):
     bob = api.register("bob")
     room = api.create_room(alice, other=bob)
     socket = connect(node1, alice)
-    assert socket.call("room:join", {"roomId": room["id"]}) == {"data": {"roomId": room["id"]}}
+    assert socket.call("room:join", {"roomId": room["id"]}) == {"data": {"roomId": room["id"], "recovered": False}}
     # Joining again is harmless and acknowledged the same way.
     assert ack_data(socket.call("room:join", {"roomId": room["id"]}))["roomId"] == room["id"]
     assert socket.call("room:leave", {"roomId": room["id"]}) == {"data": {"roomId": room["id"]}}

@@ -35,6 +35,9 @@ public enum RoomcastScripts {
     /// `reaction_toggle.lua`: add or remove the user's heart.
     public static let reactionToggle = elementScript("reaction_toggle")
 
+    /// `room_replay.lua`: the events a rejoining client missed, if all are still kept.
+    public static let roomReplay = script("room_replay")
+
     /// `notification_create.lua`: store, count, announce and enqueue pushes for a notification.
     public static let notificationCreate = script("notification_create")
     /// `notification_read.lua`
@@ -50,7 +53,7 @@ public enum RoomcastScripts {
     public static let all = [
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
         elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
-        notificationReadAll, pushTokenRelease, pushJobFinish,
+        notificationReadAll, pushTokenRelease, pushJobFinish, roomReplay,
     ]
 
     private static func script(_ name: String) -> RedisScript {

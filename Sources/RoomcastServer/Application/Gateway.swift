@@ -54,6 +54,7 @@ public struct Gateway: Sendable {
             rooms: rooms,
             messages: messages,
             elements: elements,
+            eventLog: RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength),
             reactions: reactions,
             notifier: notifier,
             presence: presence,

@@ -4,6 +4,25 @@ import RoomcastCore
 enum SocketEvents {
     struct RoomRequest: Decodable, Sendable { var roomId: RoomID }
     struct RoomResult: Encodable, Sendable { var roomId: RoomID }
+    /// `{roomId, since?}`: `since` is the last offset the client saw; anything but a string
+    /// counts as no offset (a fresh snapshot), never as an error.
+    struct JoinRequest: Decodable, Sendable {
+        var roomId: RoomID
+        var since: String?
+
+        enum CodingKeys: String, CodingKey { case roomId, since }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            roomId = try container.decode(RoomID.self, forKey: .roomId)
+            since = try? container.decodeIfPresent(String.self, forKey: .since)
+        }
+    }
+    /// `{roomId, recovered}`: `recovered` tells whether missed events were replayed (else an `elements:batch` came).
+    struct JoinResult: Encodable, Sendable {
+        var roomId: RoomID
+        var recovered: Bool
+    }
     struct MessageRequest: Decodable, Sendable {
         var roomId: RoomID
         var text: String
@@ -13,9 +32,8 @@ enum SocketEvents {
     /// The router with every event registered.
     static func router() -> SocketEventRouter {
         var router = SocketEventRouter()
-        router.on("room:join", RoomRequest.self) { state, request in
-            try await state.join(request.roomId)
-            return RoomResult(roomId: request.roomId)
+        router.on("room:join", JoinRequest.self) { state, request in
+            JoinResult(roomId: request.roomId, recovered: try await state.join(request.roomId, since: request.since))
         }
         router.on("room:leave", RoomRequest.self) { state, request in
             await state.leave(request.roomId)

@@ -11,6 +11,7 @@ struct SocketServices: Sendable {
     let rooms: RoomStore
     let messages: MessageStore
     let elements: ElementStore
+    let eventLog: RoomEventLog
     let reactions: ReactionStore
     let notifier: Notifier
     let presence: PresenceKeeper

@@ -85,21 +85,22 @@ final class SocketSession: Sendable {
         }
     }
 
-    /// Sends the snapshot frame, then the held events newer than it, and goes live: no event is
-    /// lost between subscribing and the snapshot, and none is sent twice.
-    func completeJoin(_ channel: String, snapshot frame: ByteBuffer?, at offset: StreamOffset?) {
+    /// Sends what the joiner needs first (a snapshot, or the events it missed), then the held
+    /// events newer than `offset`, and goes live: no event is lost between subscribing and
+    /// reading, and none is sent twice. A failed join passes no frames and no offset.
+    func completeJoin(_ channel: String, sending frames: [ByteBuffer], upTo offset: StreamOffset?) {
         joining.withLock { joining in
             guard let held = joining.removeValue(forKey: channel) else { return }
             joiningCount.subtract(1, ordering: .releasing)
-            if let frame { send(frame) }
+            for frame in frames { send(frame) }
             var newer = false
             for event in held {
                 if let offset, let eventOffset = event.offset, eventOffset <= offset { continue }
                 if event.offset != nil { newer = true }
                 send(event.frame)
             }
-            // Until an event newer than the snapshot arrives, older ones may still be on their way.
-            if let offset, frame != nil, !newer {
+            // Until an event newer than `offset` arrives, older ones may still be on their way.
+            if let offset, !newer {
                 floors.withLock { floors in
                     if floors.updateValue(offset, forKey: channel) == nil { joiningCount.add(1, ordering: .releasing) }
                 }

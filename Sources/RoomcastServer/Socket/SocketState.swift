@@ -30,8 +30,11 @@ final class SocketState {
         self.user = user
     }
 
-    /// Joins a room after checking membership in Redis.
-    func join(_ room: RoomID) async throws(RoomcastError) {
+    /// Joins a room after checking membership in Redis. With `since` (the last offset the client
+    /// saw), the events it missed are replayed if the room still keeps them all; otherwise, or
+    /// without `since`, it gets `elements:batch`.
+    /// - Returns: whether the client recovered by replay.
+    func join(_ room: RoomID, since: String?) async throws(RoomcastError) -> Bool {
         switch try await services.rooms.membership(of: connectedUser.id, in: room) {
         case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
         case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
@@ -44,23 +47,23 @@ final class SocketState {
             // (twice) or just before a batch that lacks it (lost).
             session.beginJoin(channel)
             do {
-                try await sendSnapshot(of: room, channel: channel)
+                return try await catchUp(room, since: since, channel: channel)
             } catch {
-                session.completeJoin(channel, snapshot: nil, at: nil)
+                session.completeJoin(channel, sending: [], upTo: nil)
                 throw error
             }
-            return
         }
         session.beginJoin(channel)
         do {
             try await subscribe(to: channel, as: connectedUser.id)
         } catch {
-            session.completeJoin(channel, snapshot: nil, at: nil)
+            session.completeJoin(channel, sending: [], upTo: nil)
             throw error
         }
         rooms.insert(room)
+        let recovered: Bool
         do {
-            try await sendSnapshot(of: room, channel: channel)
+            recovered = try await catchUp(room, since: since, channel: channel)
             // After the snapshot, so the joiner gets its own `room:presence` as a live event.
             let presence = try await services.presence.join(room, user: connectedUser.id, socket: session.id)
             if !presence.announced {
@@ -71,27 +74,30 @@ final class SocketState {
             }
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
-            session.completeJoin(channel, snapshot: nil, at: nil)
+            session.completeJoin(channel, sending: [], upTo: nil)
             await leave(room)
             throw error
         }
         // The user's other devices learn that the room was opened (its unseen counts are 0 now).
         try await services.userEvents.publish("room:seen", RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
+        return recovered
     }
 
-    /// Sends `elements:batch {roomId, elements, offset}` to this socket; with `channel`, also
-    /// releases the events held back while joining it.
-    private func sendSnapshot(of room: RoomID, channel: String?) async throws(RoomcastError) {
+    /// Sends the events missed since `since` when the room still has them all, else
+    /// `elements:batch {roomId, elements, offset}`; then releases the events held back while
+    /// joining `channel`.
+    /// - Returns: whether it replayed.
+    private func catchUp(_ room: RoomID, since: String?, channel: String) async throws(RoomcastError) -> Bool {
+        if let since, let replay = try await services.eventLog.replay(room, after: since, for: connectedUser.id) {
+            session.completeJoin(channel, sending: replay.frames, upTo: StreamOffset(replay.offset))
+            return true
+        }
         let snapshot = try await services.elements.snapshot(of: room, for: connectedUser.id)
         var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
         payload.writeImmutableBuffer(snapshot.json)
         payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
-        let frame = SocketIOFrame.event(name: "elements:batch", payload: payload)
-        if let channel {
-            session.completeJoin(channel, snapshot: frame, at: StreamOffset(snapshot.offset))
-        } else {
-            session.send(frame)
-        }
+        session.completeJoin(channel, sending: [SocketIOFrame.event(name: "elements:batch", payload: payload)], upTo: StreamOffset(snapshot.offset))
+        return false
     }
 
     /// Leaves a room (nothing happens if the socket was not in it).

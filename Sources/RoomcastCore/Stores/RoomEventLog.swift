@@ -1,0 +1,76 @@
+public import NIOCore
+public import RedisClient
+
+/// A room's event stream read back: what a client that reconnects missed since the last offset
+/// it saw, rebuilt byte for byte as it was published.
+public struct RoomEventLog: Sendable {
+    private let redis: RedisClient
+    /// The most events replayed to one client; further back, a snapshot is cheaper.
+    public var maximumReplay: Int
+
+    /// Creates a log reader over a client.
+    public init(redis: RedisClient, maximumReplay: Int = 1_000) {
+        self.redis = redis
+        self.maximumReplay = maximumReplay
+    }
+
+    /// The frames of `room` after offset `since`, as `user` received them, in order.
+    public struct Replay: Sendable {
+        /// Each missed event's frame, oldest first.
+        public var frames: [ByteBuffer]
+        /// The offset of the last of them (`since` when there were none).
+        public var offset: String
+    }
+
+    /// The events of `room` after `since` for `user`; `nil` when they cannot all be replayed
+    /// (malformed or unknown offset, trimmed events, more than ``maximumReplay``).
+    /// - Throws: `not_found`, `forbidden` for a non-participant.
+    public func replay(_ room: RoomID, after since: String, for user: UserID) async throws(RoomcastError) -> Replay? {
+        // Anything but an offset is "too old", never an error: checked here and in the script.
+        guard StreamOffset(since) != nil else { return nil }
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(
+                RoomcastScripts.roomReplay,
+                keys: [RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomStream(room)],
+                arguments: [user.rawValue, since, maximumReplay]
+            )
+        }
+        guard case .array(let parts) = reply, let offset = parts.first?.string else { return nil }
+        var frames: [ByteBuffer] = []
+        frames.reserveCapacity(parts.count - 1)
+        for entry in parts.dropFirst() {
+            guard let frame = Self.frame(of: entry, for: user) else {
+                throw RoomcastError(.internalError, "unexpected entry in the room stream")
+            }
+            frames.append(frame)
+        }
+        return Replay(frames: frames, offset: offset)
+    }
+
+    /// Rebuilds an entry's frame (see `_emit.lua`): `p` + offset + `s`, or for an event that
+    /// differs per recipient, `pa` for the users listed in `u` and `pb` for everyone else.
+    static func frame(of entry: RedisReply, for user: UserID) -> ByteBuffer? {
+        guard case .array(let pair) = entry, pair.count == 2, case .bulk(let id) = pair[0], case .array(let flat) = pair[1] else {
+            return nil
+        }
+        var fields: [String: ByteBuffer] = [:]
+        var index = 0
+        while index + 1 < flat.count {
+            if let name = flat[index].string, case .bulk(let value) = flat[index + 1] { fields[name] = value }
+            index += 2
+        }
+        guard let suffix = fields["s"] else { return nil }
+        var frame: ByteBuffer
+        if let prefix = fields["p"] {
+            frame = prefix
+        } else if let listed = fields["pa"], let others = fields["pb"], let users = fields["u"] {
+            let isListed = users.readableBytesView.split(separator: UInt8(ascii: ",")).contains { $0.elementsEqual(user.rawValue.utf8) }
+            frame = isListed ? listed : others
+        } else {
+            return nil
+        }
+        frame.writeImmutableBuffer(id)
+        frame.writeImmutableBuffer(suffix)
+        return frame
+    }
+}
