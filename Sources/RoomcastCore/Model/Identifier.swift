@@ -59,6 +59,11 @@ public enum RoomKind {}
 /// Marks chat message identifiers.
 public enum MessageKind {}
 
+/// Marks client-chosen request identifiers (idempotent retries).
+public enum RequestKind {}
+/// A client-chosen id that makes a mutation safe to retry: the same id gets the same result.
+public typealias RequestID = Identifier<RequestKind>
+
 /// A user's id (the JWT `sub`).
 public typealias UserID = Identifier<UserKind>
 /// A room's id.

@@ -26,6 +26,12 @@ public enum RedisKeys {
     /// Fields `p` and `s` hold the frame before and after the offset.
     public static func roomStream(_ id: RoomID) -> String { "room:{\(id)}:stream" }
 
+    /// String (expires after a day): the recorded reply of `user`'s request `request` in the room,
+    /// returned again when the client retries it (see `_request.lua`).
+    public static func roomRequest(_ room: RoomID, user: UserID, request: RequestID) -> String {
+        "room:{\(room)}:request:\(user):\(request)"
+    }
+
     // MARK: Channels
 
     /// Pub/sub channel of a room's events, for every node with a socket in the room.

@@ -8,7 +8,9 @@ public enum RoomcastScripts {
     /// `room_rename.lua`: set or clear a room's name, for participants.
     public static let roomRename = script("room_rename")
     /// `message_send.lua`: store, append and publish a chat message.
-    public static let messageSend = RedisScript(name: "message_send", source: source("_counts") + "\n" + source("message_send"))
+    public static let messageSend = RedisScript(
+        name: "message_send", source: ["_request", "_counts", "message_send"].map(source).joined(separator: "\n")
+    )
 
     /// `element_create.lua`
     public static let elementCreate = elementScript("element_create")
@@ -60,10 +62,10 @@ public enum RoomcastScripts {
         RedisScript(name: name, source: source(name))
     }
 
-    /// Element scripts share `_emit.lua`, `_reactions.lua`, `_shared.lua` and `_counts.lua`, prepended here in
+    /// Element scripts share `_request.lua`, `_emit.lua`, `_reactions.lua`, `_shared.lua` and `_counts.lua`, prepended here in
     /// that order (a Lua local must be defined before its callers): Redis scripts cannot import.
     private static func elementScript(_ name: String) -> RedisScript {
-        let prelude = ["_emit", "_reactions", "_shared", "_counts"].map(source).joined(separator: "\n")
+        let prelude = ["_request", "_emit", "_reactions", "_shared", "_counts"].map(source).joined(separator: "\n")
         return RedisScript(name: name, source: prelude + "\n" + source(name))
     }
 

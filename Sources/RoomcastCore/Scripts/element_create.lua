@@ -3,10 +3,12 @@
 -- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now (epoch ms),
 -- ARGV[5] events kept, ARGV[6] creator's profile as JSON, ARGV[7] most elements per room,
 -- ARGV[8…] field, value, field, value … (validated by the caller; createdAt included)
--- KEYS[7] presence set, KEYS[8] unseen elements hash.
+-- KEYS[7] presence set, KEYS[8] unseen elements hash, KEYS[9] the request key (optional, _request.lua).
 -- Every participant who does not have the room open, the creator aside, gets one more unseen element.
 -- Returns { offset, element JSON, elementCount, user, unseen count, user, unseen count … }.
 check_participant(ARGV[1])
+local earlier = earlier_reply(KEYS[9])
+if earlier then return { 'replayed', earlier } end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
     error({ err = 'LIMIT the room has reached its element limit' })
 end
@@ -22,4 +24,4 @@ touch(ARGV[4])
 -- A new element has no reactions: the same JSON serves every recipient.
 local element = element_json(KEYS[6], z, nil)
 local offset = emit('element:created', '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element, ARGV[5])
-return append_all({ offset, element, count }, unseen_counts(KEYS[2], KEYS[7], KEYS[8], ARGV[1], ARGV[4], true))
+return remember_reply(KEYS[9], append_all({ offset, element, count }, unseen_counts(KEYS[2], KEYS[7], KEYS[8], ARGV[1], ARGV[4], true)))

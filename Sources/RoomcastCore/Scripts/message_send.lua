@@ -14,17 +14,21 @@
 -- ARGV[8]  events kept (approximate MAXLEN)
 -- KEYS[5]  presence set            room:{<roomId>}:presence
 -- KEYS[6]  unseen messages hash    room:{<roomId>}:unseen:messages
+-- KEYS[7]  the request key (optional, _request.lua)
+-- ARGV[9]  the message as client JSON, recorded for a retry
 -- Participants other than the sender who do not have the room open get one more unseen message.
--- Returns the event's offset; error NOT_FOUND for an unknown room, FORBIDDEN for a non-participant.
+-- Returns { offset, message JSON }; error NOT_FOUND for an unknown room, FORBIDDEN for a non-participant.
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then
     if redis.call('EXISTS', KEYS[1]) == 0 then
         return redis.error_reply('NOT_FOUND room not found')
     end
     return redis.error_reply('FORBIDDEN not a participant of this room')
 end
+local earlier = earlier_reply(KEYS[7])
+if earlier then return { 'replayed', earlier } end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], '*',
     'id', ARGV[2], 'userId', ARGV[1], 'text', ARGV[3], 'createdAt', ARGV[4])
 local offset = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'p', ARGV[5], 's', ARGV[6])
 redis.call('PUBLISH', KEYS[4], offset .. ' ' .. ARGV[5] .. offset .. ARGV[6])
 unseen_counts(KEYS[1], KEYS[5], KEYS[6], ARGV[1], ARGV[4], true)
-return offset
+return remember_reply(KEYS[7], { offset, ARGV[9] })

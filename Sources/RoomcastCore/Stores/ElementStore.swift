@@ -28,7 +28,9 @@ public struct ElementStore: Sendable {
     }
 
     /// Adds an element on top of the stack; every socket in the room gets `element:created`.
-    public func create(_ draft: ElementDraft, by user: User, in room: RoomID) async throws(RoomcastError) -> Element {
+    /// - Parameter requestId: a client's id for this create: a retry with the same id returns the
+    ///   element created the first time and creates nothing.
+    public func create(_ draft: ElementDraft, by user: User, in room: RoomID, requestId: RequestID? = nil) async throws(RoomcastError) -> Element {
         let creator: String
         do {
             creator = String(buffer: try JSONCoding.encode(user))
@@ -38,15 +40,19 @@ public struct ElementStore: Sendable {
         let id = ElementID.random()
         var fields = draft.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
         fields += ["createdAt", Timestamp.now().description]
-        let reply = try await run(
-            RoomcastScripts.elementCreate, room: room, element: id,
-            [user.id.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, creator, maxElements] + fields,
-            extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
+        let outcome = try MutationReply(
+            try await run(
+                RoomcastScripts.elementCreate, room: room, element: id,
+                [user.id.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, creator, maxElements] + fields,
+                extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
+                    + (requestId.map { [RedisKeys.roomRequest(room, user: user.id, request: $0)] } ?? [])
+            )
         )
-        let element = try Self.element(reply, at: 1)
-        let counts = try Self.counts(reply, from: 2)
+        let element = try Self.element(outcome.reply, at: 1)
+        guard !outcome.isReplay else { return element }
+        let counts = try Self.counts(outcome.reply, from: 2)
         try await UserEvents(redis: redis).publish("element:created:global", counts.map { user, unseen in
-            (user, GlobalElementEvent(roomId: room, elementId: id, createdBy: element.createdBy, type: element.type, elementCount: counts.elementCount, unseenCount: unseen))
+            (user, GlobalElementEvent(roomId: room, elementId: element.id, createdBy: element.createdBy, type: element.type, elementCount: counts.elementCount, unseenCount: unseen))
         })
         return element
     }

@@ -1,3 +1,4 @@
+import NIOCore
 public import RedisClient
 
 /// Chat messages: stored in the room's message stream and broadcast as `message:new`.
@@ -17,7 +18,11 @@ public struct MessageStore: Sendable {
     /// `message:new {roomId, message, offset}`.
     /// - Returns: the stored message and its event's offset.
     /// - Throws: `invalid_payload` for empty or too long text, `forbidden`, `not_found`.
-    public func send(_ text: String, from sender: User, to roomId: RoomID) async throws(RoomcastError) -> (message: Message, offset: String) {
+    /// - Parameter requestId: a client's id for this message: a retry with the same id returns the
+    ///   message sent the first time and sends nothing.
+    public func send(
+        _ text: String, from sender: User, to roomId: RoomID, requestId: RequestID? = nil
+    ) async throws(RoomcastError) -> (message: Message, offset: String) {
         guard !text.isEmpty, text.count <= Message.maximumLength else {
             throw RoomcastError(.invalidPayload, "text must be 1-\(Message.maximumLength) characters")
         }
@@ -25,27 +30,38 @@ public struct MessageStore: Sendable {
             id: .random(), roomId: roomId, userId: sender.id, text: text, createdAt: .now(), user: sender
         )
         let frame: RoomEventFrame
+        let messageJSON: String
         do {
             frame = try RoomEventFrame(event: "message:new", payload: MessageNewPayload(roomId: roomId, message: message))
+            messageJSON = String(buffer: try JSONCoding.encode(message))
         } catch {
             throw RoomcastError(.internalError, "could not encode the message")
         }
+        var keys = [
+            RedisKeys.roomParticipants(roomId), RedisKeys.roomMessages(roomId),
+            RedisKeys.roomStream(roomId), RedisKeys.roomChannel(roomId),
+            RedisKeys.roomPresence(roomId), RedisKeys.roomUnseenMessages(roomId),
+        ]
+        if let requestId { keys.append(RedisKeys.roomRequest(roomId, user: sender.id, request: requestId)) }
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.messageSend,
-                keys: [
-                    RedisKeys.roomParticipants(roomId), RedisKeys.roomMessages(roomId),
-                    RedisKeys.roomStream(roomId), RedisKeys.roomChannel(roomId),
-                    RedisKeys.roomPresence(roomId), RedisKeys.roomUnseenMessages(roomId),
-                ],
+                keys: keys,
                 arguments: [
                     sender.id.rawValue, message.id.rawValue, text, Int(message.createdAt.milliseconds),
-                    frame.prefix, frame.suffix, messagesKept, eventsKept,
+                    frame.prefix, frame.suffix, messagesKept, eventsKept, messageJSON,
                 ]
             )
         }
-        guard let offset = reply.string else { throw RoomcastError(.internalError, "unexpected reply from message_send") }
-        return (message, offset)
+        let outcome = try MutationReply(reply)
+        guard case .array(let parts) = outcome.reply, parts.count == 2, let offset = parts[0].string, case .bulk(let stored) = parts[1] else {
+            throw RoomcastError(.internalError, "unexpected reply from message_send")
+        }
+        guard outcome.isReplay else { return (message, offset) }
+        guard let original = try? JSONCoding.decode(Message.self, from: stored) else {
+            throw RoomcastError(.internalError, "unreadable recorded message")
+        }
+        return (original, offset)
     }
 }
 

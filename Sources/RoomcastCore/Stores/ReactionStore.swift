@@ -17,7 +17,10 @@ public struct ReactionStore: Sendable {
 
     /// Adds `user`'s heart, or removes it when it is there; the room gets
     /// `element:reaction:added` or `element:reaction:removed`, `stats.hasReacted` set per recipient.
-    public func toggle(on element: ElementID, by user: User, in room: RoomID) async throws(RoomcastError) -> ReactionToggle {
+    /// - Parameter requestId: a client's id for this toggle: a retry with the same id returns the
+    ///   first answer and toggles nothing (and its ``ReactionToggle/subject`` is `nil`: nobody is
+    ///   notified twice).
+    public func toggle(on element: ElementID, by user: User, in room: RoomID, requestId: RequestID? = nil) async throws(RoomcastError) -> ReactionToggle {
         // The script adds `createdAt`: it orders reactors, so it must follow the order of toggles.
         let draft = ReactionDraft(id: MessageID.random().rawValue, elementId: element, userId: user.id, type: "heart", user: user)
         let json: String
@@ -26,17 +29,18 @@ public struct ReactionStore: Sendable {
         } catch {
             throw RoomcastError(.internalError, "could not encode the reaction")
         }
-        let keys = [
+        var keys = [
             RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomZOrder(room), RedisKeys.roomStream(room),
             RedisKeys.roomChannel(room), RedisKeys.element(element, in: room), RedisKeys.elementReactions(element, in: room),
         ]
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
+        if let requestId { keys.append(RedisKeys.roomRequest(room, user: user.id, request: requestId)) }
+        let outcome = try MutationReply(try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.reactionToggle, keys: keys,
                 arguments: [user.id.rawValue, element.rawValue, room.rawValue, Int(Timestamp.now().milliseconds), eventsKept, json]
             )
-        }
-        guard case .array(let parts) = reply, parts.count == 8, let action = parts[0].string,
+        })
+        guard case .array(let parts) = outcome.reply, parts.count == 8, let action = parts[0].string,
             case .bulk(let reactionJSON) = parts[1], let count = try? Int(redisReply: parts[2]), case .bulk(let topJSON) = parts[3],
             let stored = try? JSONCoding.decode(Reaction.self, from: reactionJSON),
             let top = try? JSONCoding.decode([User].self, from: topJSON)
@@ -44,7 +48,7 @@ public struct ReactionStore: Sendable {
             throw RoomcastError(.internalError, "unexpected reply from reaction_toggle")
         }
         var subject: ReactionSubject?
-        if let creator = parts[5].string.flatMap(UserID.init), let type = parts[6].string {
+        if !outcome.isReplay, let creator = parts[5].string.flatMap(UserID.init), let type = parts[6].string {
             let name = parts[7].string ?? ""
             subject = ReactionSubject(roomId: room, roomName: name.isEmpty ? nil : name, elementId: element, elementType: type, elementCreator: creator)
         }

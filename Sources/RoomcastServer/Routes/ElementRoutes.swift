@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import RoomcastCore
 
@@ -18,17 +19,21 @@ struct ElementRoutes {
             let userID = try context.requireUser()
             let draft = try await request.decodeJSON(as: ElementDraft.self, context: context)
             guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
-            return APIResponse(status: .created, try await elements.create(draft, by: user, in: try Self.room(context)))
+            return APIResponse(
+                status: .created, try await elements.create(draft, by: user, in: try Self.room(context), requestId: try Self.requestID(request))
+            )
         }
         router.patch("/api/rooms/:roomId/elements/:elementId") { request, context in
             let user = try context.requireUser()
             let changes = try await request.decodeJSON(as: ElementChanges.self, context: context)
             return APIResponse(try await elements.update(try Self.element(context), with: changes, by: user, in: try Self.room(context)))
         }
-        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle") { _, context in
+        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle") { request, context in
             let userID = try context.requireUser()
             guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
-            let toggle = try await reactions.toggle(on: try Self.element(context), by: user, in: try Self.room(context))
+            let toggle = try await reactions.toggle(
+                on: try Self.element(context), by: user, in: try Self.room(context), requestId: try Self.requestID(request)
+            )
             await notifier.reactionToggled(toggle, by: user)
             return APIResponse(toggle)
         }
@@ -52,6 +57,19 @@ struct ElementRoutes {
     static func element(_ context: RoomcastRequestContext) throws(RoomcastError) -> ElementID {
         guard let id = context.parameters.get("elementId").flatMap(ElementID.init) else {
             throw RoomcastError(.notFound, "element not found")
+        }
+        return id
+    }
+
+    /// `Idempotency-Key`: the REST spelling of a socket event's `requestId`.
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+
+    /// The request's `Idempotency-Key`, if it has one.
+    /// - Throws: `invalid_payload` for a key that is not 1-64 of `[A-Za-z0-9_-]`.
+    static func requestID(_ request: Request) throws(RoomcastError) -> RoomcastCore.RequestID? {
+        guard let text = request.headers[idempotencyKey] else { return nil }
+        guard let id = RoomcastCore.RequestID(text) else {
+            throw RoomcastError(.invalidPayload, "Idempotency-Key must be 1-64 letters, digits, '_' or '-'")
         }
         return id
     }

@@ -1,9 +1,11 @@
 import RoomcastCore
 
 extension SocketEvents {
+    /// `{roomId, element, requestId?}`: a retry with the same `requestId` returns the first element.
     struct CreateElementRequest: Decodable, Sendable {
         var roomId: RoomID
         var element: ElementDraft
+        var requestId: RequestID?
     }
 
     struct UpdateElementRequest: Decodable, Sendable {
@@ -33,6 +35,14 @@ extension SocketEvents {
         var elementId: ElementID
     }
 
+    /// `{roomId, elementId, requestId?}`: a retry with the same `requestId` toggles nothing and
+    /// gets the first answer.
+    struct ToggleRequest: Decodable, Sendable {
+        var roomId: RoomID
+        var elementId: ElementID
+        var requestId: RequestID?
+    }
+
     struct ElementResult: Encodable, Sendable { var element: Element }
     struct ZIndexResult: Encodable, Sendable {
         var elementId: ElementID
@@ -43,7 +53,9 @@ extension SocketEvents {
     /// The canvas events of DESIGN.md §1.
     static func registerElementEvents(on router: inout SocketEventRouter) {
         router.on("element:create", CreateElementRequest.self) { state, request in
-            let element = try await state.services.elements.create(request.element, by: state.connectedUser, in: request.roomId)
+            let element = try await state.services.elements.create(
+                request.element, by: state.connectedUser, in: request.roomId, requestId: request.requestId
+            )
             return ElementResult(element: element)
         }
         router.on("element:update", UpdateElementRequest.self) { state, request in
@@ -62,8 +74,10 @@ extension SocketEvents {
             try await state.services.elements.delete(request.elementId, by: state.connectedUser.id, in: request.roomId)
             return ElementIDResult(elementId: request.elementId)
         }
-        router.on("element:reaction:toggle", ElementRequest.self) { state, request in
-            let toggle = try await state.services.reactions.toggle(on: request.elementId, by: state.connectedUser, in: request.roomId)
+        router.on("element:reaction:toggle", ToggleRequest.self) { state, request in
+            let toggle = try await state.services.reactions.toggle(
+                on: request.elementId, by: state.connectedUser, in: request.roomId, requestId: request.requestId
+            )
             await state.services.notifier.reactionToggled(toggle, by: state.connectedUser)
             return toggle
         }

@@ -23,9 +23,11 @@ enum SocketEvents {
         var roomId: RoomID
         var recovered: Bool
     }
+    /// `{roomId, text, requestId?}`: a retry with the same `requestId` returns the first message.
     struct MessageRequest: Decodable, Sendable {
         var roomId: RoomID
         var text: String
+        var requestId: RequestID?
     }
     struct MessageResult: Encodable, Sendable { var message: Message }
 
@@ -40,7 +42,9 @@ enum SocketEvents {
             return RoomResult(roomId: request.roomId)
         }
         router.on("message:send", MessageRequest.self) { state, request in
-            let sent = try await state.services.messages.send(request.text, from: state.connectedUser, to: request.roomId)
+            let sent = try await state.services.messages.send(
+                request.text, from: state.connectedUser, to: request.roomId, requestId: request.requestId
+            )
             return MessageResult(message: sent.message)
         }
         registerElementEvents(on: &router)
