@@ -123,7 +123,7 @@ struct RecoveryTests {
 
     @Test("an offset older than the events the room keeps gets a snapshot with every element")
     func trimmed() async throws {
-        try await TwoNodeCluster.with(environment: ["ROOMCAST_ROOMS_STREAM_LENGTH": "10"]) { cluster in
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_ROOMS_STREAM_LENGTH": "10", "ROOMCAST_SOCKET_EVENTS_PER_SECOND": "100000"]) { cluster in
             let alice = try await cluster.register("alice")
             let bob = try await cluster.register("bob")
             let room = try await cluster.createRoom(by: alice, with: [bob])

@@ -24,6 +24,9 @@ extension GatewaySettings {
         public static let maxPayload = "engineio.max_payload"
         public static let connectTimeout = "engineio.connect_timeout_ms"
         public static let outboundQueueLimit = "socket.outbound_queue_limit"
+        public static let eventsPerSecond = "socket.events_per_second"
+        public static let eventBurst = "socket.event_burst"
+        public static let maxRooms = "socket.max_rooms"
         public static let notificationsKept = "notifications.kept_per_user"
         public static let serviceKey = "notifications.service_key"
         public static let apnsKeyPath = "apns.key_path"
@@ -96,6 +99,9 @@ extension GatewaySettings {
             socket.connectTimeout = .milliseconds(milliseconds)
         }
         socket.outboundQueueLimit = try Self.integer(reader, Key.outboundQueueLimit, in: 16...1_000_000) ?? socket.outboundQueueLimit
+        socket.eventsPerSecond = try Self.integer(reader, Key.eventsPerSecond, in: 1...1_000_000) ?? socket.eventsPerSecond
+        socket.eventBurst = try Self.integer(reader, Key.eventBurst, in: 1...1_000_000) ?? socket.eventBurst
+        socket.maxRooms = try Self.integer(reader, Key.maxRooms, in: 1...100_000) ?? socket.maxRooms
         try readNotifications(reader)
     }
 

@@ -55,6 +55,12 @@ public struct SocketSettings: Sendable {
     public var connectTimeout: Duration = .seconds(45)
     /// Frames queued for one socket before it counts as too slow and is disconnected.
     public var outboundQueueLimit: Int = 4096
+    /// Events one socket may send per second, on average; more get `rate_limited`.
+    public var eventsPerSecond: Int = 50
+    /// Events one socket may send at once before the rate applies.
+    public var eventBurst: Int = 100
+    /// Rooms one socket may have joined at a time.
+    public var maxRooms: Int = 100
 
     /// Defaults.
     public init() {}

@@ -155,6 +155,7 @@ struct SocketConnection {
 
     private func handleEvent(_ name: String, packet: SocketIOPacket, state: SocketState) async {
         do throws(RoomcastError) {
+            try state.admitEvent()
             guard let payload = packet.arguments.first else {
                 throw RoomcastError(.invalidPayload, "the event '\(name)' needs a JSON object payload")
             }

@@ -12,10 +12,21 @@ final class SocketState {
     /// The authenticated user once CONNECT succeeded.
     private(set) var user: User?
     private(set) var rooms: Set<RoomID> = []
+    /// The socket's event budget.
+    private var eventBudget: TokenBucket
 
     init(session: SocketSession, services: SocketServices) {
         self.session = session
         self.services = services
+        self.eventBudget = TokenBucket(rate: Double(services.settings.eventsPerSecond), burst: services.settings.eventBurst, now: .now)
+    }
+
+    /// Spends one event of the socket's budget.
+    /// - Throws: `rate_limited` when the socket sends faster than `socket.events_per_second`.
+    func admitEvent() throws(RoomcastError) {
+        guard eventBudget.take(now: .now) else {
+            throw RoomcastError(.rateLimited, "too many events: at most \(services.settings.eventsPerSecond) per second; this one was not handled")
+        }
     }
 
     /// The connected user; event handlers only run after CONNECT.
@@ -41,6 +52,9 @@ final class SocketState {
         case .participant: break
         }
         let channel = RedisKeys.roomChannel(room)
+        guard rooms.contains(room) || rooms.count < services.settings.maxRooms else {
+            throw RoomcastError(.limitExceeded, "a socket can be in at most \(services.settings.maxRooms) rooms at once: leave one first")
+        }
         guard !rooms.contains(room) else {
             // Joined already: a fresh batch, with the room's events held while it is read, as on
             // a first join; otherwise an event could come just before the batch that holds it
