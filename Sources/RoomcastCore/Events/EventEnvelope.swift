@@ -22,6 +22,14 @@ public struct EventEnvelope: Sendable {
     /// Who gets ``listedFrame``.
     public var listedUsers: Set<Substring> = []
 
+    /// An envelope read back from a room's stream (see `RoomEventLog`).
+    public init(offset: Substring?, frame: ByteBuffer, listedFrame: ByteBuffer? = nil, listedUsers: Set<Substring> = []) {
+        self.offset = offset
+        self.frame = frame
+        self.listedFrame = listedFrame
+        self.listedUsers = listedUsers
+    }
+
     /// Splits a published payload; `nil` when it is not an envelope.
     public init?(payload: ByteBuffer) {
         var rest = payload

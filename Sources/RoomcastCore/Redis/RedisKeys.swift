@@ -36,6 +36,12 @@ public enum RedisKeys {
 
     /// Pub/sub channel of a room's events, for every node with a socket in the room.
     public static func roomChannel(_ id: RoomID) -> String { "room:{\(id)}:events" }
+    /// The room whose channel `channel` is; `nil` for any other channel.
+    public static func room(ofChannel channel: String) -> RoomID? {
+        guard channel.hasPrefix("room:{"), channel.hasSuffix("}:events") else { return nil }
+        return RoomID(String(channel.dropFirst("room:{".count).dropLast("}:events".count)))
+    }
+
     /// Pub/sub channel of one user's events, for every node where the user is connected.
     public static func userChannel(_ id: UserID) -> String { "user:{\(id)}:events" }
 }

@@ -39,17 +39,27 @@ public struct RoomEventLog: Sendable {
         var frames: [ByteBuffer] = []
         frames.reserveCapacity(parts.count - 1)
         for entry in parts.dropFirst() {
-            guard let frame = Self.frame(of: entry, for: user) else {
+            guard let envelope = Self.envelope(of: entry) else {
                 throw RoomcastError(.internalError, "unexpected entry in the room stream")
             }
-            frames.append(frame)
+            frames.append(envelope.frame(for: user.rawValue))
         }
         return Replay(frames: frames, offset: offset)
     }
 
-    /// Rebuilds an entry's frame (see `_emit.lua`): `p` + offset + `s`, or for an event that
-    /// differs per recipient, `pa` for the users listed in `u` and `pb` for everyone else.
-    static func frame(of entry: RedisReply, for user: UserID) -> ByteBuffer? {
+    /// Every event of `room` after `offset` still in its stream, oldest first, as the envelopes
+    /// they were published in (a node fills a gap in its pub/sub feed with them).
+    public func events(of room: RoomID, after offset: StreamOffset) async throws(RoomcastError) -> [EventEnvelope] {
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("XRANGE", RedisKeys.roomStream(room), "(\(offset)", "+", "COUNT", maximumReplay))
+        }
+        guard case .array(let entries) = reply else { return [] }
+        return entries.compactMap(Self.envelope(of:))
+    }
+
+    /// Rebuilds an entry as it was published (see `_emit.lua`): frame `p` + offset + `s`, or for
+    /// an event that differs per recipient, `pa` for the users listed in `u` and `pb` for the others.
+    static func envelope(of entry: RedisReply) -> EventEnvelope? {
         guard case .array(let pair) = entry, pair.count == 2, case .bulk(let id) = pair[0], case .array(let flat) = pair[1] else {
             return nil
         }
@@ -60,17 +70,18 @@ public struct RoomEventLog: Sendable {
             index += 2
         }
         guard let suffix = fields["s"] else { return nil }
-        var frame: ByteBuffer
-        if let prefix = fields["p"] {
-            frame = prefix
-        } else if let listed = fields["pa"], let others = fields["pb"], let users = fields["u"] {
-            let isListed = users.readableBytesView.split(separator: UInt8(ascii: ",")).contains { $0.elementsEqual(user.rawValue.utf8) }
-            frame = isListed ? listed : others
-        } else {
-            return nil
+        func frame(_ prefix: ByteBuffer) -> ByteBuffer {
+            var frame = prefix
+            frame.writeImmutableBuffer(id)
+            frame.writeImmutableBuffer(suffix)
+            return frame
         }
-        frame.writeImmutableBuffer(id)
-        frame.writeImmutableBuffer(suffix)
-        return frame
+        let offset = Substring(String(buffer: id))
+        if let prefix = fields["p"] {
+            return EventEnvelope(offset: offset, frame: frame(prefix))
+        }
+        guard let listed = fields["pa"], let others = fields["pb"], let users = fields["u"] else { return nil }
+        let listedUsers = Set(String(buffer: users).split(separator: ","))
+        return EventEnvelope(offset: offset, frame: frame(others), listedFrame: frame(listed), listedUsers: listedUsers)
     }
 }

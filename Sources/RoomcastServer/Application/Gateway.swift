@@ -29,7 +29,8 @@ public struct Gateway: Sendable {
         var redisConfiguration = settings.redis
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         let redis = RedisClient(configuration: redisConfiguration, logger: logger.with(label: "redis"))
-        let hub = SocketHub(redis: redisConfiguration, logger: logger.with(label: "pubsub"))
+        let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
+        let hub = SocketHub(redis: redisConfiguration, eventLog: eventLog, logger: logger.with(label: "pubsub"))
         let tokens = TokenService(secret: secret, lifetime: settings.tokenLifetime)
         let users = UserStore(redis: redis)
         let rooms = RoomStore(redis: redis)
@@ -54,7 +55,7 @@ public struct Gateway: Sendable {
             rooms: rooms,
             messages: messages,
             elements: elements,
-            eventLog: RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength),
+            eventLog: eventLog,
             reactions: reactions,
             notifier: notifier,
             presence: presence,

@@ -21,6 +21,20 @@ final class SocketHub: Service, Sendable {
         var sessions: [ObjectIdentifier: Member]
         /// Completes when Redis confirmed the subscription.
         var subscribed: EventLoopFuture<Void>
+        /// A room channel's newest offset forwarded here: older or equal ones are repeats, and
+        /// after a pub/sub outage the gap starts right after it.
+        var lastOffset: StreamOffset?
+        /// While the pub/sub link is down or its gap is being filled: live events held back, to
+        /// follow the replayed ones in order.
+        var held: [EventEnvelope]?
+
+        /// Moves a room channel's last offset to the envelope's; false for a repeat.
+        mutating func advance(past envelope: EventEnvelope) -> Bool {
+            guard let offset = envelope.offset.flatMap(StreamOffset.init) else { return true }
+            if let last = lastOffset, offset <= last { return false }
+            lastOffset = offset
+            return true
+        }
     }
 
     private let subscriber: RedisSubscriber
@@ -34,7 +48,10 @@ final class SocketHub: Service, Sendable {
         let entries = Mutex<[String: Entry]>([:])
     }
 
-    init(redis configuration: RedisConfiguration, logger: Logger) {
+    /// - Parameters:
+    ///   - configuration: how to reach Redis for the subscriber.
+    ///   - eventLog: where missed room events are read back after a pub/sub outage.
+    init(redis configuration: RedisConfiguration, eventLog: RoomEventLog, logger: Logger) {
         let index = Index()
         var configuration = configuration
         configuration.clientName = "roomcast-subscriber"
@@ -45,9 +62,11 @@ final class SocketHub: Service, Sendable {
             case .message(let message):
                 Self.deliver(message, from: index, logger: logger)
             case .connectionLost(let error):
-                logger.warning("pub/sub connection lost; events may be missed until it is back", metadata: ["error": "\(error)"])
+                logger.warning("pub/sub connection lost; room events are held until the gap is filled", metadata: ["error": "\(error)"])
+                Self.hold(index)
             case .restored(let channels):
-                logger.info("pub/sub connection restored", metadata: ["channels": "\(channels.count)"])
+                logger.info("pub/sub connection restored; filling the gap", metadata: ["channels": "\(channels.count)"])
+                Task { await Self.repair(index, from: eventLog, logger: logger) }
             }
         }
     }
@@ -84,6 +103,16 @@ final class SocketHub: Service, Sendable {
         }
     }
 
+    /// Records that a joining session got the room's events up to `offset` (its snapshot or
+    /// replay), when the node has forwarded none yet: a later gap starts there.
+    func noteJoined(_ channel: String, upTo offset: StreamOffset) {
+        index.entries.withLock { entries in
+            guard var entry = entries[channel], entry.lastOffset == nil else { return }
+            entry.lastOffset = offset
+            entries[channel] = entry
+        }
+    }
+
     /// The number of local sessions in a channel (for tests and metrics).
     func sessionCount(in channel: String) -> Int {
         index.entries.withLock { $0[channel]?.sessions.count ?? 0 }
@@ -94,15 +123,87 @@ final class SocketHub: Service, Sendable {
             logger.error("dropped a malformed pub/sub payload", metadata: ["channel": "\(message.channel)"])
             return
         }
-        // One copy of the recipient list per event; the frame bytes are shared, not copied.
-        let sessions = index.entries.withLock { entries in entries[message.channel].map { Array($0.sessions.values) } } ?? []
+        // In place (`entries[channel]?...`): a copy of the entry would copy its held events too.
+        let sessions = index.entries.withLock { entries -> [Member] in
+            guard entries[message.channel] != nil else { return [] }
+            if entries[message.channel]?.held != nil {
+                entries[message.channel]?.held?.append(envelope)
+                return []
+            }
+            guard entries[message.channel]?.advance(past: envelope) == true else { return [] }
+            return entries[message.channel].map { Array($0.sessions.values) } ?? []
+        }
+        forward(envelope, to: sessions, channel: message.channel)
+    }
+
+
+    /// Sends an event's bytes to sessions, each getting its frame (per-recipient events).
+    private static func forward(_ envelope: EventEnvelope, to sessions: [Member], channel: String) {
         if envelope.listedFrame == nil {
             for member in sessions {
-                member.session.deliver(envelope.frame, offset: envelope.offset, channel: message.channel)
+                member.session.deliver(envelope.frame, offset: envelope.offset, channel: channel)
             }
         } else {
             for member in sessions {
-                member.session.deliver(envelope.frame(for: member.user), offset: envelope.offset, channel: message.channel)
+                member.session.deliver(envelope.frame(for: member.user), offset: envelope.offset, channel: channel)
+            }
+        }
+    }
+
+    /// The pub/sub link is down: hold room events from now on (none arrive until it is back).
+    private static func hold(_ index: Index) {
+        index.entries.withLock { entries in
+            for (channel, entry) in entries where entry.held == nil && entry.lastOffset != nil {
+                entries[channel]?.held = []
+            }
+        }
+    }
+
+    /// The link is back: sends each held room the events it missed (read from its stream after
+    /// the last offset forwarded), then the events held meanwhile, skipping repeats, and lets
+    /// live events through again. Clients see no gap and no repeat.
+    private static func repair(_ index: Index, from eventLog: RoomEventLog, logger: Logger) async {
+        let gaps = index.entries.withLock { entries in
+            entries.compactMap { channel, entry -> (String, RoomID, StreamOffset)? in
+                guard entry.held != nil, let last = entry.lastOffset, let room = RedisKeys.room(ofChannel: channel) else { return nil }
+                return (channel, room, last)
+            }
+        }
+        for (channel, room, last) in gaps {
+            var missed: [EventEnvelope] = []
+            do {
+                missed = try await eventLog.events(of: room, after: last)
+            } catch {
+                // Sockets that reconnect can still recover by offset themselves.
+                logger.warning("could not read the events missed in a room", metadata: ["room": "\(room)", "error": "\(error)"])
+            }
+            // Under the lock, so no live event can slip between the replay and the held ones.
+            index.entries.withLock { entries in
+                guard var entry = entries[channel] else { return }
+                let held = entry.held ?? []
+                entry.held = nil
+                var ready: [EventEnvelope] = []
+                for envelope in missed + held where entry.advance(past: envelope) {
+                    ready.append(envelope)
+                }
+                entries[channel] = entry
+                let sessions = Array(entry.sessions.values)
+                for envelope in ready {
+                    forward(envelope, to: sessions, channel: channel)
+                }
+            }
+            if !missed.isEmpty {
+                logger.notice("filled a pub/sub gap", metadata: ["room": "\(room)", "events": "\(missed.count)"])
+            }
+        }
+        // Channels subscribed while the link was down have nothing to fill.
+        index.entries.withLock { entries in
+            for (channel, entry) in entries where entry.held != nil {
+                entries[channel]?.held = nil
+                let sessions = Array(entry.sessions.values)
+                for envelope in entry.held ?? [] {
+                    forward(envelope, to: sessions, channel: channel)
+                }
             }
         }
     }

@@ -104,6 +104,7 @@ final class SocketState {
     private func catchUp(_ room: RoomID, since: String?, channel: String) async throws(RoomcastError) -> Bool {
         if let since, let replay = try await services.eventLog.replay(room, after: since, for: connectedUser.id) {
             session.completeJoin(channel, sending: replay.frames, upTo: StreamOffset(replay.offset))
+            if let offset = StreamOffset(replay.offset) { services.hub.noteJoined(channel, upTo: offset) }
             return true
         }
         let snapshot = try await services.elements.snapshot(of: room, for: connectedUser.id)
@@ -111,6 +112,7 @@ final class SocketState {
         payload.writeImmutableBuffer(snapshot.json)
         payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
         session.completeJoin(channel, sending: [SocketIOFrame.event(name: "elements:batch", payload: payload)], upTo: StreamOffset(snapshot.offset))
+        if let offset = StreamOffset(snapshot.offset) { services.hub.noteJoined(channel, upTo: offset) }
         return false
     }
 

@@ -10,11 +10,15 @@ struct TwoNodeCluster: Sendable {
     let node2: GatewayProcess
 
     /// Runs `body` with a fresh Redis and two nodes, then stops them all.
+    /// - Parameters:
+    ///   - environment: `ROOMCAST_*` settings for both nodes.
+    ///   - redisArguments: extra `redis-server` options (`--appendonly yes` for tests that restart it).
     static func with(
         environment: [String: String] = [:],
+        redisArguments: [String] = [],
         _ body: @Sendable (TwoNodeCluster) async throws -> Void
     ) async throws {
-        try await RedisServer.with { redis in
+        try await RedisServer.with(arguments: redisArguments) { redis in
             let node1 = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"], environment: environment)
             let node2: GatewayProcess
             do {
