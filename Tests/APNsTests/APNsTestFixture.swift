@@ -15,7 +15,7 @@ struct APNsTestFixture {
 
     let key = APNsTestKey.generate()
 
-    func configuration(url: String, requestTimeout: Duration = .seconds(5)) throws -> APNsConfiguration {
+    func configuration(url: String, requestTimeout: Duration = .seconds(20)) throws -> APNsConfiguration {
         APNsConfiguration(
             endpoint: try APNsEndpoint(url: url),
             topic: Self.topic,
@@ -26,7 +26,7 @@ struct APNsTestFixture {
         )
     }
 
-    func client(url: String, requestTimeout: Duration = .seconds(5)) throws -> APNsClient {
+    func client(url: String, requestTimeout: Duration = .seconds(20)) throws -> APNsClient {
         APNsClient(configuration: try configuration(url: url, requestTimeout: requestTimeout), logger: Logger(label: "apns-test"))
     }
 
@@ -53,7 +53,7 @@ extension APNsTestFixture {
     /// Runs `body` with a local server answering `respond` and a client pointed at it, and shuts
     /// both down however `body` ends.
     func withServer<Result>(
-        requestTimeout: Duration = .seconds(5),
+        requestTimeout: Duration = .seconds(20),
         respond: @escaping @Sendable (APNsRecordedRequest) async -> APNsStubResponse,
         _ body: (LocalAPNsServer, APNsClient) async throws -> Result
     ) async throws -> Result {
