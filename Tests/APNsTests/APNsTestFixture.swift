@@ -129,12 +129,12 @@ extension LocalAPNsServer {
         throw lastError ?? ReservedPortError()
     }
 
-    /// Starts on `port` again, waiting up to two seconds for the kernel to release it from the
-    /// previous server on a loaded machine.
+    /// Starts on `port` again, waiting up to ten seconds for the previous server's listener to be
+    /// gone (seen taking over two seconds when the whole suite loads both cores).
     static func restart(
         port: Int, respond: @escaping @Sendable (APNsRecordedRequest) async -> APNsStubResponse
     ) async throws -> LocalAPNsServer {
-        for _ in 0..<40 {
+        for _ in 0..<200 {
             if let server = try? await LocalAPNsServer.start(port: port, respond: respond) { return server }
             try await Task.sleep(for: .milliseconds(50))
         }

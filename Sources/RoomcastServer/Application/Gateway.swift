@@ -7,6 +7,8 @@ public import Logging
 import NIOCore
 import RedisClient
 import RoomcastCore
+import ServiceLifecycle
+import UnixSignals
 
 /// One gateway node: the HTTP and WebSocket server and the services it needs, run as one
 /// service group that drains on SIGTERM or SIGINT.
@@ -116,7 +118,11 @@ public struct Gateway: Sendable {
         } else {
             logger.notice("push delivery is off (no apns settings): push jobs wait in \(RedisKeys.pushOutbox)")
         }
-        try await app.runService()
+        // SIGTERM drains: the server stops accepting, sockets are told to reconnect elsewhere (1001)
+        // while mutations under way finish; past the drain timeout what is left is cancelled.
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = settings.drainTimeout
+        try await ServiceGroup(configuration: group).run()
     }
 
     /// The push worker when APNs is configured; `nil` leaves jobs in the outbox.

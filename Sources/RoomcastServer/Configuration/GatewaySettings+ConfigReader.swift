@@ -27,6 +27,7 @@ extension GatewaySettings {
         public static let eventsPerSecond = "socket.events_per_second"
         public static let eventBurst = "socket.event_burst"
         public static let maxRooms = "socket.max_rooms"
+        public static let drainTimeout = "shutdown.drain_timeout_ms"
         public static let notificationsKept = "notifications.kept_per_user"
         public static let serviceKey = "notifications.service_key"
         public static let apnsKeyPath = "apns.key_path"
@@ -102,6 +103,9 @@ extension GatewaySettings {
         socket.eventsPerSecond = try Self.integer(reader, Key.eventsPerSecond, in: 1...1_000_000) ?? socket.eventsPerSecond
         socket.eventBurst = try Self.integer(reader, Key.eventBurst, in: 1...1_000_000) ?? socket.eventBurst
         socket.maxRooms = try Self.integer(reader, Key.maxRooms, in: 1...100_000) ?? socket.maxRooms
+        if let milliseconds = try Self.integer(reader, Key.drainTimeout, in: 100...3_600_000) {
+            drainTimeout = .milliseconds(milliseconds)
+        }
         try readNotifications(reader)
     }
 

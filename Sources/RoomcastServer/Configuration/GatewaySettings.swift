@@ -31,6 +31,8 @@ public struct GatewaySettings: Sendable {
     public var roomStreamLength: Int = 1_000
     /// Engine.IO and socket settings.
     public var socket = SocketSettings()
+    /// How long a SIGTERM drain may take before what is left is cancelled and the node exits.
+    public var drainTimeout: Duration = .seconds(30)
     /// Notifications and their push delivery.
     public var notifications = NotificationSettings()
 

@@ -27,13 +27,16 @@ struct SocketConnection {
         let logger = sessionLogger
         session.send(Self.openPacket(session.id, settings))
 
-        // On SIGTERM the server stops accepting; open sockets are closed with 1001 (going away)
-        // so their clients reconnect to another node instead of holding this one up.
+        // On SIGTERM the server stops accepting; open sockets are closed (1001, going away, unless
+        // the WebSocket layer's own shutdown handler sends its 1000 first) so their clients
+        // reconnect to another node instead of holding this one up.
         await withGracefulShutdownHandler {
+            // The writer is not cancelled with the timers: it drains what is queued and sends the
+            // close frame (1001 on a drain), then ends because the closed queue ends.
+            async let writing: Void = Self.write(queue, to: outbound, session: session, logger: logger)
             await withTaskGroup(of: Void.self) { group in
                 // The state lives in this closure only: the reader is its one owner.
                 let state = SocketState(session: session, services: services)
-                group.addTask { await Self.write(queue, to: outbound, session: session, logger: logger) }
                 group.addTask { await Self.ping(session, settings) }
                 group.addTask { await Self.expectConnect(session, within: settings.connectTimeout) }
                 do {
@@ -46,8 +49,9 @@ struct SocketConnection {
                 state.disconnect()
                 session.close(.normalClosure, reason: "")
                 group.cancelAll()
-                logger.debug("socket closed")
             }
+            await writing
+            logger.debug("socket closed")
         } onGracefulShutdown: {
             session.close(.goingAway, reason: "server shutting down")
         }
