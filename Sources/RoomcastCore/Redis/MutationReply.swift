@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-public import RedisClient
+import RedisClient
 
 /// A mutation script's reply: fresh, or the reply recorded when a retried request first ran
 /// (`_request.lua` answers `{'replayed', <reply as JSON>}`), rebuilt so it parses the same way.
