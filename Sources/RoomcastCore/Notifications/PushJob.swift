@@ -15,24 +15,17 @@ public struct PushJob: Sendable {
     /// How many times a worker has been handed it, this time included.
     public var deliveries: Int
 
-    /// Reads a job from a stream entry's `[field, value, …]`; `nil` for an entry that is not one.
-    init?(id: String, fields: [RedisReplyField], deliveries: Int) {
-        var values: [String: ByteBuffer] = [:]
-        for field in fields { values[field.name] = field.value }
+    /// Reads a job from an outbox entry; `nil` for an entry that is not one.
+    init?(_ entry: RedisStreamEntry, deliveries: Int) {
+        let values = entry.fields
         guard let user = values["user"].map({ String(buffer: $0) }).flatMap(UserID.init), let token = values["token"],
             let payload = values["payload"]
         else { return nil }
-        self.id = id
+        self.id = String(buffer: entry.id)
         self.user = user
         self.token = String(buffer: token)
         self.notification = values["notification"].map { String(buffer: $0) } ?? ""
         self.payload = payload
         self.deliveries = deliveries
     }
-}
-
-/// A field of a stream entry.
-struct RedisReplyField {
-    var name: String
-    var value: ByteBuffer
 }

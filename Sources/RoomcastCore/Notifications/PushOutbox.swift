@@ -101,20 +101,7 @@ public struct PushOutbox: Sendable {
     /// Jobs from `[[id, [field, value, …]], …]`; entries deleted meanwhile come back as null and are skipped.
     private static func jobs(from reply: RedisReply, deliveries: Int) -> [PushJob] {
         guard case .array(let entries) = reply else { return [] }
-        return entries.compactMap { entry in
-            guard case .array(let parts) = entry, parts.count == 2, let id = parts[0].string, case .array(let flat) = parts[1] else {
-                return nil
-            }
-            var fields: [RedisReplyField] = []
-            var index = 0
-            while index + 1 < flat.count {
-                if let name = flat[index].string, case .bulk(let value) = flat[index + 1] {
-                    fields.append(RedisReplyField(name: name, value: value))
-                }
-                index += 2
-            }
-            return PushJob(id: id, fields: fields, deliveries: deliveries)
-        }
+        return entries.compactMap { RedisStreamEntry($0).flatMap { PushJob($0, deliveries: deliveries) } }
     }
 }
 

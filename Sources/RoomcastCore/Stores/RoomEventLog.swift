@@ -59,17 +59,9 @@ public struct RoomEventLog: Sendable {
 
     /// Rebuilds an entry as it was published (see `_emit.lua`): frame `p` + offset + `s`, or for
     /// an event that differs per recipient, `pa` for the users listed in `u` and `pb` for the others.
-    static func envelope(of entry: RedisReply) -> EventEnvelope? {
-        guard case .array(let pair) = entry, pair.count == 2, case .bulk(let id) = pair[0], case .array(let flat) = pair[1] else {
-            return nil
-        }
-        var fields: [String: ByteBuffer] = [:]
-        var index = 0
-        while index + 1 < flat.count {
-            if let name = flat[index].string, case .bulk(let value) = flat[index + 1] { fields[name] = value }
-            index += 2
-        }
-        guard let suffix = fields["s"] else { return nil }
+    static func envelope(of reply: RedisReply) -> EventEnvelope? {
+        guard let entry = RedisStreamEntry(reply), let suffix = entry.fields["s"] else { return nil }
+        let (id, fields) = (entry.id, entry.fields)
         func frame(_ prefix: ByteBuffer) -> ByteBuffer {
             var frame = prefix
             frame.writeImmutableBuffer(id)

@@ -28,6 +28,15 @@ final class SocketHub: Service, Sendable {
         /// follow the replayed ones in order.
         var held: [EventEnvelope]?
 
+        /// The sessions a live event goes to now: none while held (it is kept) or for a repeat.
+        mutating func admit(_ envelope: EventEnvelope) -> [Member] {
+            if held != nil {
+                held?.append(envelope)
+                return []
+            }
+            return advance(past: envelope) ? Array(sessions.values) : []
+        }
+
         /// Moves a room channel's last offset to the envelope's; false for a repeat.
         mutating func advance(past envelope: EventEnvelope) -> Bool {
             guard let offset = envelope.offset.flatMap(StreamOffset.init) else { return true }
@@ -123,16 +132,8 @@ final class SocketHub: Service, Sendable {
             logger.error("dropped a malformed pub/sub payload", metadata: ["channel": "\(message.channel)"])
             return
         }
-        // In place (`entries[channel]?...`): a copy of the entry would copy its held events too.
-        let sessions = index.entries.withLock { entries -> [Member] in
-            guard entries[message.channel] != nil else { return [] }
-            if entries[message.channel]?.held != nil {
-                entries[message.channel]?.held?.append(envelope)
-                return []
-            }
-            guard entries[message.channel]?.advance(past: envelope) == true else { return [] }
-            return entries[message.channel].map { Array($0.sessions.values) } ?? []
-        }
+        // One in-place access to the entry (a copy would also copy its held events).
+        let sessions = index.entries.withLock { $0[message.channel]?.admit(envelope) } ?? []
         forward(envelope, to: sessions, channel: message.channel)
     }
 
