@@ -166,8 +166,6 @@ struct ElementFieldsTests {
             Refusal(member: #""type":"Note""#, field: "type"),
             Refusal(member: #""type":"""#, field: "type"),
             // too long
-            Refusal(member: #""content":"\#(String(repeating: "x", count: 20_001))""#, field: "content"),
-            Refusal(member: #""content":"\#(String(repeating: "🎉", count: 20_001))""#, field: "content"),
             Refusal(member: #""imageUrl":"\#(String(repeating: "u", count: 2049))""#, field: "imageUrl"),
             Refusal(member: #""audioUrl":"\#(String(repeating: "u", count: 2049))""#, field: "audioUrl"),
             Refusal(member: #""videoUrl":"\#(String(repeating: "u", count: 2049))""#, field: "videoUrl"),
@@ -249,5 +247,21 @@ struct ElementFieldsTests {
         }
         #expect(throws: DecodingError.self) { try Self.transform(#"{"scaleX":0}"#) }
         #expect(throws: DecodingError.self) { try Self.transform(#"{"rotation":"90"}"#) }
+    }
+
+    // MARK: Content limit
+
+    @Test("content is checked against the node's limit in characters, not bytes")
+    func contentLimit() throws {
+        for unit in ["x", "🎉"] {
+            let fields = try Self.draft(Self.draftJSON(with: #""content":"\#(String(repeating: unit, count: 20_001))""#)).fields
+            #expect(throws: Never.self) { try fields.checkContent(atMost: 20_001) }
+            let error = #expect(throws: RoomcastError.self) { try fields.checkContent(atMost: 20_000) }
+            #expect(error?.code == .invalidPayload)
+            #expect(error?.message.contains("content") == true)
+            #expect(error?.message.contains("20000") == true)
+        }
+        // Without content there is nothing to check.
+        #expect(throws: Never.self) { try Self.draft(Self.draftJSON(with: #""imageUrl":"u""#)).fields.checkContent(atMost: 1) }
     }
 }

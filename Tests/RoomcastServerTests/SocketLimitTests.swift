@@ -1,6 +1,7 @@
 import Foundation
 @testable import RoomcastServer
 import RoomcastTestSupport
+import SocketIO
 import Testing
 
 @Suite("TokenBucket")
@@ -87,5 +88,154 @@ struct SocketLimitTests {
             let other = try await cluster.connect(alice, to: cluster.node1)
             _ = try await ElementSocketTests.join(other, rooms[0])
         }
+    }
+
+    @Test("over socket.max_per_user a CONNECT is limit_exceeded on any node; a closed or dead node's socket frees its place")
+    func socketsPerUser() async throws {
+        // A short presence lifetime, so that a killed node's sockets stop counting quickly.
+        let environment = ["ROOMCAST_SOCKET_MAX_PER_USER": "2", "ROOMCAST_PRESENCE_TTL_MS": "1500"]
+        try await TwoNodeCluster.with(environment: environment) { cluster in try await Self.socketsPerUserScenario(cluster) }
+    }
+
+    static func socketsPerUserScenario(_ cluster: TwoNodeCluster) async throws {
+        let alice = try await cluster.register("alice")
+        let bob = try await cluster.register("bob")
+        let room = try await cluster.createRoom(by: alice, with: [bob])
+        let first = try await cluster.connect(alice, to: cluster.node1)
+        let second = try await cluster.connect(alice, to: cluster.node2)
+        // The count spans nodes: a third socket is refused on either.
+        for node in [cluster.node1, cluster.node2] {
+            let code = try await refusalCode { try await cluster.connect(alice, to: node) }
+            #expect(code == "limit_exceeded")
+        }
+        // The connected sockets and other users carry on.
+        _ = try await ElementSocketTests.join(first, room)
+        let bobSocket = try await cluster.connect(bob, to: cluster.node1)
+        _ = try await ElementSocketTests.join(bobSocket, room)
+        let sent = try await first.emitWithAck("message:send", ["roomId": .string(room), "text": "still here"])
+        #expect(sent["data"]["message"]["text"] == "still here")
+        #expect(try JSONValue(try await bobSocket.nextEvent("message:new"))["message"]["text"] == "still here")
+        // A socket that closes frees its place.
+        _ = try await second.close()
+        #expect(try await eventually(within: .seconds(5)) { try await connects(cluster, alice, to: cluster.node1) })
+        // A socket on a node that dies stops counting once its lifetime passes unrefreshed.
+        let onNode2 = try await cluster.connect(alice, to: cluster.node2)
+        let refused = try await refusalCode { try await cluster.connect(alice, to: cluster.node1) }
+        #expect(refused == "limit_exceeded")
+        cluster.node2.process.signal(SIGKILL)
+        _ = try await onNode2.waitForClose()
+        #expect(try await eventually(within: .seconds(10)) { try await connects(cluster, alice, to: cluster.node1) })
+    }
+
+    /// The code of the CONNECT_ERROR that `connecting` ends with, or nil when it connected.
+    private static func refusalCode(_ connecting: () async throws -> SocketIOTestClient) async throws -> String? {
+        do {
+            let client = try await connecting()
+            _ = try? await client.close()
+            return nil
+        } catch SocketIOTestError.connectError(_, let code) {
+            return code
+        }
+    }
+
+    /// Whether a new socket of `user` is accepted (it is closed again at once).
+    private static func connects(_ cluster: TwoNodeCluster, _ user: TestUser, to node: GatewayProcess) async throws -> Bool {
+        try await refusalCode { try await cluster.connect(user, to: node) } == nil
+    }
+
+    @Test("string limits (messages.max_length, elements.max_content_length) are invalid_payload; the socket and the room carry on")
+    func stringLimits() async throws {
+        let environment = ["ROOMCAST_MESSAGES_MAX_LENGTH": "10", "ROOMCAST_ELEMENTS_MAX_CONTENT_LENGTH": "5"]
+        try await TwoNodeCluster.with(environment: environment) { cluster in try await Self.stringLimitScenario(cluster) }
+    }
+
+    static func stringLimitScenario(_ cluster: TwoNodeCluster) async throws {
+        let alice = try await cluster.register("alice")
+        let bob = try await cluster.register("bob")
+        let room = try await cluster.createRoom(by: alice, with: [bob])
+        let socket = try await cluster.connect(alice, to: cluster.node1)
+        let watcher = try await cluster.connect(bob, to: cluster.node2)
+        _ = try await ElementSocketTests.join(socket, room)
+        _ = try await ElementSocketTests.join(watcher, room)
+
+        let long = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": "12345678901"])
+        #expect(long["error"]["code"] == "invalid_payload")
+        #expect(long["error"]["message"].stringValue?.contains("10") == true, "\(long)")
+        let refused = try await socket.emitWithAck("element:create", ["roomId": .string(room), "element": ElementSocketTests.note(content: "123456")])
+        #expect(refused["error"]["code"] == "invalid_payload")
+        #expect(refused["error"]["message"].stringValue?.contains("content") == true, "\(refused)")
+        let rest = try await ElementSocketTests.rest(
+            "POST", "/api/rooms/\(room)/elements", as: bob,
+            body: #"{"type":"note","positionX":0,"positionY":0,"width":1,"height":1,"content":"123456"}"#, on: cluster.node2
+        )
+        #expect(rest.status == 400, "\(rest.json)")
+        #expect(rest.json["error"]["code"] == "invalid_payload")
+
+        // At the limit it passes, and the watcher sees only what was accepted.
+        let sent = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": "1234567890"])
+        #expect(sent["data"]["message"]["text"] == "1234567890")
+        #expect(try JSONValue(try await watcher.nextEvent("message:new"))["message"]["text"] == "1234567890")
+        let created = try await ElementSocketTests.create(socket, room, ElementSocketTests.note(content: "12345"))
+        let id = try #require(created["id"].stringValue, "\(created)")
+        #expect(try JSONValue(try await watcher.nextEvent("element:created"))["element"]["content"] == "12345")
+        let update = try await socket.emitWithAck("element:update", ["roomId": .string(room), "elementId": .string(id), "updates": ["content": "123456"]])
+        #expect(update["error"]["code"] == "invalid_payload")
+        try await watcher.expectNoEvent("element:updated", within: .milliseconds(300))
+    }
+
+    @Test("http.max_body_bytes: a larger REST body is 413 payload_too_large; smaller ones and sockets carry on")
+    func restBodyLimit() async throws {
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_HTTP_MAX_BODY_BYTES": "2048"]) { cluster in
+            try await Self.restBodyScenario(cluster)
+        }
+    }
+
+    static func restBodyScenario(_ cluster: TwoNodeCluster) async throws {
+        let alice = try await cluster.register("alice")
+        let bob = try await cluster.register("bob")
+        let room = try await cluster.createRoom(by: alice, with: [bob])
+        let watcher = try await cluster.connect(bob, to: cluster.node2)
+        _ = try await ElementSocketTests.join(watcher, room)
+        let filler = String(repeating: "x", count: 2048)
+        let big = try await ElementSocketTests.rest(
+            "POST", "/api/rooms/\(room)/elements", as: alice,
+            body: #"{"type":"note","positionX":0,"positionY":0,"width":1,"height":1,"content":"\#(filler)"}"#, on: cluster.node1
+        )
+        #expect(big.status == 413, "\(big.json)")
+        #expect(big.json["error"]["code"] == "payload_too_large")
+        #expect(big.json["error"]["message"].stringValue?.contains("2048") == true, "\(big.json)")
+        try await watcher.expectNoEvent("element:created", within: .milliseconds(300))
+        // The same node keeps serving, and the same content fits in a socket frame.
+        let small = try await ElementSocketTests.rest(
+            "POST", "/api/rooms/\(room)/elements", as: alice,
+            body: #"{"type":"note","positionX":0,"positionY":0,"width":1,"height":1,"content":"small"}"#, on: cluster.node1
+        )
+        #expect(small.status == 201, "\(small.json)")
+        #expect(try JSONValue(try await watcher.nextEvent("element:created"))["element"]["content"] == "small")
+    }
+
+    @Test("engineio.max_payload: a larger frame closes that socket (1009); the user's other socket and the room carry on")
+    func payloadLimit() async throws {
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_ENGINEIO_MAX_PAYLOAD": "4096"]) { cluster in
+            try await Self.payloadScenario(cluster)
+        }
+    }
+
+    static func payloadScenario(_ cluster: TwoNodeCluster) async throws {
+        let alice = try await cluster.register("alice")
+        let bob = try await cluster.register("bob")
+        let room = try await cluster.createRoom(by: alice, with: [bob])
+        let big = try await cluster.connect(alice, to: cluster.node1)
+        let other = try await cluster.connect(alice, to: cluster.node1)
+        let watcher = try await cluster.connect(bob, to: cluster.node2)
+        #expect(big.handshake.maxPayload == 4096)
+        _ = try await ElementSocketTests.join(watcher, room)
+        let text = String(repeating: "a", count: 5000)
+        try? await big.sendRaw(text: #"42["message:send",{"roomId":"\#(room)","text":"\#(text)"}]"#)
+        #expect(try await big.waitForClose() == 1009)
+        try await watcher.expectNoEvent("message:new", within: .milliseconds(300))
+        let sent = try await other.emitWithAck("message:send", ["roomId": .string(room), "text": "fits"])
+        #expect(sent["data"]["message"]["text"] == "fits")
+        #expect(try JSONValue(try await watcher.nextEvent("message:new"))["message"]["text"] == "fits")
     }
 }

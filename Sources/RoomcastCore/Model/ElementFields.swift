@@ -14,10 +14,13 @@ public struct ElementFields: Sendable, Hashable {
         "scaleX": Double.leastNonzeroMagnitude...1000, "scaleY": Double.leastNonzeroMagnitude...1000,
         "duration": 0...1e6,
     ]
-    /// Text fields and their maximum lengths in characters.
+    /// Text fields and their maximum lengths in characters. `content` is free text whose limit
+    /// is a node setting, checked by ``checkContent(atMost:)``; this is only its ceiling.
     static let strings: [String: Int] = [
-        "content": 20_000, "imageUrl": 2048, "audioUrl": 2048, "videoUrl": 2048, "thumbnailUrl": 2048, "stickerText": 200,
+        "content": maximumContentLength, "imageUrl": 2048, "audioUrl": 2048, "videoUrl": 2048, "thumbnailUrl": 2048, "stickerText": 200,
     ]
+    /// The highest `content` limit a node may be configured with.
+    public static let maximumContentLength = 10_000_000
     /// Fields a transform may change.
     public static let transformFields: Set<String> = ["scaleX", "scaleY", "rotation", "width", "height", "positionX", "positionY"]
     /// Fields every new element has.
@@ -65,6 +68,14 @@ public struct ElementFields: Sendable, Hashable {
                 }
                 values.append(Field(name: name, value: text))
             }
+        }
+    }
+
+    /// Checks `content` against a node's configured limit.
+    /// - Throws: `invalid_payload` naming the field and the limit.
+    public func checkContent(atMost limit: Int) throws(RoomcastError) {
+        if let content = values.first(where: { $0.name == "content" }), content.value.count > limit {
+            throw RoomcastError(.invalidPayload, "content: must be at most \(limit) characters")
         }
     }
 

@@ -104,11 +104,3 @@ public struct PushOutbox: Sendable {
         return entries.compactMap { RedisStreamEntry($0).flatMap { PushJob($0, deliveries: deliveries) } }
     }
 }
-
-extension Duration {
-    /// The duration in whole milliseconds, for Redis arguments.
-    var wholeMilliseconds: Int {
-        let (seconds, attoseconds) = components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
-    }
-}

@@ -11,6 +11,9 @@ public enum RedisKeys {
     /// Sorted set: the user's room ids, scored by when the user joined them (epoch ms); lists sort
     /// by each room's `updatedAt` when read.
     public static func userRooms(_ id: UserID) -> String { "user:{\(id)}:rooms" }
+    /// Sorted set: the user's connected sockets (`<socketId>`), scored by when they expire (epoch
+    /// ms) unless their node refreshes them; its size is checked against `socket.max_per_user`.
+    public static func userSockets(_ id: UserID) -> String { "user:{\(id)}:sockets" }
     /// String: the user id owning a username (lowercased); `SET NX` makes names unique.
     public static func username(_ name: String) -> String { "username:{\(name.lowercased())}" }
 

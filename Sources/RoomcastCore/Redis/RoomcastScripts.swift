@@ -34,6 +34,9 @@ public enum RoomcastScripts {
     /// `presence_refresh.lua`: a node's periodic keep-alive of its sockets' presence.
     public static let presenceRefresh = presenceScript("presence_refresh")
 
+    /// `user_socket_open.lua`: count a new socket of a user, unless the user has too many.
+    public static let userSocketOpen = script("user_socket_open")
+
     /// `reaction_toggle.lua`: add or remove the user's heart.
     public static let reactionToggle = elementScript("reaction_toggle")
 
@@ -55,7 +58,7 @@ public enum RoomcastScripts {
     public static let all = [
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
         elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
-        notificationReadAll, pushTokenRelease, pushJobFinish, roomReplay,
+        notificationReadAll, pushTokenRelease, pushJobFinish, roomReplay, userSocketOpen,
     ]
 
     private static func script(_ name: String) -> RedisScript {

@@ -9,12 +9,15 @@ public struct ElementStore: Sendable {
     public var eventsKept: Int
     /// Most elements one room may hold.
     public var maxElements: Int
+    /// Longest `content` of an element, in characters.
+    public var maxContentLength: Int
 
     /// Creates a store over a client.
-    public init(redis: RedisClient, eventsKept: Int = 1_000, maxElements: Int = 5_000) {
+    public init(redis: RedisClient, eventsKept: Int = 1_000, maxElements: Int = 5_000, maxContentLength: Int = 20_000) {
         self.redis = redis
         self.eventsKept = eventsKept
         self.maxElements = maxElements
+        self.maxContentLength = maxContentLength
     }
 
     /// A room's elements in z-order, and the stream offset they are current at.
@@ -31,6 +34,7 @@ public struct ElementStore: Sendable {
     /// - Parameter requestId: a client's id for this create: a retry with the same id returns the
     ///   element created the first time and creates nothing.
     public func create(_ draft: ElementDraft, by user: User, in room: RoomID, requestId: RequestID? = nil) async throws(RoomcastError) -> Element {
+        try draft.fields.checkContent(atMost: maxContentLength)
         let creator: String
         do {
             creator = String(buffer: try JSONCoding.encode(user))
@@ -59,6 +63,7 @@ public struct ElementStore: Sendable {
 
     /// Changes fields; a move also brings the element to front. Emits `element:updated`.
     public func update(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Element {
+        try changes.fields.checkContent(atMost: maxContentLength)
         let fields = changes.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
         let reply = try await run(
             RoomcastScripts.elementUpdate, room: room, element: id,

@@ -8,6 +8,8 @@ public struct MessageStore: Sendable {
     public var messagesKept = 10_000
     /// Room events kept for recovery by offset (approximate).
     public var eventsKept = 1_000
+    /// Longest message text, in characters.
+    public var maxTextLength = Message.defaultMaximumLength
 
     /// Creates a store over a client.
     public init(redis: RedisClient) {
@@ -23,8 +25,8 @@ public struct MessageStore: Sendable {
     public func send(
         _ text: String, from sender: User, to roomId: RoomID, requestId: RequestID? = nil
     ) async throws(RoomcastError) -> (message: Message, offset: String) {
-        guard !text.isEmpty, text.count <= Message.maximumLength else {
-            throw RoomcastError(.invalidPayload, "text must be 1-\(Message.maximumLength) characters")
+        guard !text.isEmpty, text.count <= maxTextLength else {
+            throw RoomcastError(.invalidPayload, "text must be 1-\(maxTextLength) characters")
         }
         let message = Message(
             id: .random(), roomId: roomId, userId: sender.id, text: text, createdAt: .now(), user: sender

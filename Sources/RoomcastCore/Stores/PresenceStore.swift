@@ -65,7 +65,7 @@ public struct PresenceStore: Sendable {
 
     private func run(_ script: RedisScript, room: RoomID, _ arguments: [any RedisArgument], extraKeys: [String] = []) async throws(RoomcastError) -> RedisReply {
         let now = Timestamp.now().milliseconds
-        let expiry = now + Int64(lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000)
+        let expiry = now + Int64(lifetime.wholeMilliseconds)
         let keys = [
             RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomPresence(room),
             RedisKeys.roomStream(room), RedisKeys.roomChannel(room),

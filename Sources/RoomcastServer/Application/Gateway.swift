@@ -38,7 +38,11 @@ public struct Gateway: Sendable {
         let rooms = RoomStore(redis: redis)
         var messages = MessageStore(redis: redis)
         messages.eventsKept = settings.roomStreamLength
-        let elements = ElementStore(redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements)
+        messages.maxTextLength = settings.maxMessageLength
+        let elements = ElementStore(
+            redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements,
+            maxContentLength: settings.maxElementContentLength
+        )
         let reactions = ReactionStore(redis: redis, eventsKept: settings.roomStreamLength)
         let notifications = NotificationStore(redis: redis, keptPerUser: settings.notifications.keptPerUser)
         let notifier = Notifier(notifications: notifications, logger: logger.with(label: "notifications"))
@@ -46,6 +50,7 @@ public struct Gateway: Sendable {
         let pushWorker = try makePushWorker(redis: redis, tokens: pushTokens)
         let presence = PresenceKeeper(
             store: PresenceStore(redis: redis, lifetime: settings.presenceLifetime, eventsKept: settings.roomStreamLength),
+            sockets: UserSocketStore(redis: redis, lifetime: settings.presenceLifetime),
             interval: settings.presenceLifetime / 3,
             logger: logger.with(label: "presence")
         )
@@ -68,6 +73,8 @@ public struct Gateway: Sendable {
         )
 
         let router = Router(context: RoomcastRequestContext.self)
+        // First, so the error middleware's 413 names the limit in force.
+        router.add(middleware: BodyLimitMiddleware(maxBodySize: settings.maxRequestBodySize))
         router.add(middleware: ErrorMiddleware())
         HealthRoutes(redis: redis).register(on: router)
         EngineIORoutes().register(on: router)

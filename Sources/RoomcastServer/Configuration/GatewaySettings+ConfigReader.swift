@@ -1,6 +1,7 @@
 public import Configuration
 import Logging
 import RedisClient
+import RoomcastCore
 import SystemPackage
 
 extension GatewaySettings {
@@ -18,6 +19,9 @@ extension GatewaySettings {
         public static let maxRoomParticipants = "rooms.max_participants"
         public static let maxRoomElements = "rooms.max_elements"
         public static let roomStreamLength = "rooms.stream_length"
+        public static let maxMessageLength = "messages.max_length"
+        public static let maxElementContentLength = "elements.max_content_length"
+        public static let maxRequestBodySize = "http.max_body_bytes"
         public static let presenceLifetime = "presence.ttl_ms"
         public static let pingInterval = "engineio.ping_interval_ms"
         public static let pingTimeout = "engineio.ping_timeout_ms"
@@ -27,6 +31,7 @@ extension GatewaySettings {
         public static let eventsPerSecond = "socket.events_per_second"
         public static let eventBurst = "socket.event_burst"
         public static let maxRooms = "socket.max_rooms"
+        public static let maxSocketsPerUser = "socket.max_per_user"
         public static let drainTimeout = "shutdown.drain_timeout_ms"
         public static let notificationsKept = "notifications.kept_per_user"
         public static let serviceKey = "notifications.service_key"
@@ -86,6 +91,9 @@ extension GatewaySettings {
         maxRoomParticipants = try Self.integer(reader, Key.maxRoomParticipants, in: 2...1000) ?? maxRoomParticipants
         maxRoomElements = try Self.integer(reader, Key.maxRoomElements, in: 1...1_000_000) ?? maxRoomElements
         roomStreamLength = try Self.integer(reader, Key.roomStreamLength, in: 10...10_000_000) ?? roomStreamLength
+        maxMessageLength = try Self.integer(reader, Key.maxMessageLength, in: 1...1_000_000) ?? maxMessageLength
+        maxElementContentLength = try Self.integer(reader, Key.maxElementContentLength, in: 1...ElementFields.maximumContentLength) ?? maxElementContentLength
+        maxRequestBodySize = try Self.integer(reader, Key.maxRequestBodySize, in: 1024...(256 * 1024 * 1024)) ?? maxRequestBodySize
         if let milliseconds = try Self.integer(reader, Key.presenceLifetime, in: 300...3_600_000) {
             presenceLifetime = .milliseconds(milliseconds)
         }
@@ -103,6 +111,7 @@ extension GatewaySettings {
         socket.eventsPerSecond = try Self.integer(reader, Key.eventsPerSecond, in: 1...1_000_000) ?? socket.eventsPerSecond
         socket.eventBurst = try Self.integer(reader, Key.eventBurst, in: 1...1_000_000) ?? socket.eventBurst
         socket.maxRooms = try Self.integer(reader, Key.maxRooms, in: 1...100_000) ?? socket.maxRooms
+        socket.maxSocketsPerUser = try Self.integer(reader, Key.maxSocketsPerUser, in: 1...100_000) ?? socket.maxSocketsPerUser
         if let milliseconds = try Self.integer(reader, Key.drainTimeout, in: 100...3_600_000) {
             drainTimeout = .milliseconds(milliseconds)
         }

@@ -24,6 +24,12 @@ public struct GatewaySettings: Sendable {
     public var maxRoomParticipants: Int = 16
     /// Most elements a room may hold.
     public var maxRoomElements: Int = 5_000
+    /// Longest chat message, in characters.
+    public var maxMessageLength: Int = 4_000
+    /// Longest element `content` (a note's text), in characters.
+    public var maxElementContentLength: Int = 20_000
+    /// Largest REST request body, in bytes; a larger one is `payload_too_large`.
+    public var maxRequestBodySize: Int = 1 << 20
     /// How long a socket counts as present in a room without its node refreshing it; nodes
     /// refresh every third of it.
     public var presenceLifetime: Duration = .seconds(30)
@@ -63,6 +69,8 @@ public struct SocketSettings: Sendable {
     public var eventBurst: Int = 100
     /// Rooms one socket may have joined at a time.
     public var maxRooms: Int = 100
+    /// Sockets one user may have connected at a time, over every node.
+    public var maxSocketsPerUser: Int = 20
 
     /// Defaults.
     public init() {}

@@ -3,20 +3,44 @@ import RoomcastCore
 import ServiceLifecycle
 import Synchronization
 
-/// Keeps this node's sockets present in the rooms they joined: it records them, and refreshes
-/// their Redis members before they expire. If the node dies, nobody refreshes them and they
-/// expire on their own, so rooms never show a crashed node's users as present for long.
+/// Keeps this node's sockets present: in the rooms they joined, and in their user's count of
+/// connected sockets. It records them, and refreshes their Redis members before they expire. If
+/// the node dies, nobody refreshes them and they expire on their own, so rooms never show a
+/// crashed node's users as present for long, nor do its sockets hold up their users' limit.
 final class PresenceKeeper: Service, Sendable {
     private let store: PresenceStore
+    private let sockets: UserSocketStore
     private let interval: Duration
     private let logger: Logger
-    // A mutex: sockets on every event loop join and leave while the refresh loop reads.
+    // Mutexes: sockets on every event loop come and go while the refresh loop reads.
     private let members = Mutex<[RoomID: Set<String>]>([:])
+    private let connected = Mutex<[UserID: Set<String>]>([:])
 
-    init(store: PresenceStore, interval: Duration, logger: Logger) {
+    init(store: PresenceStore, sockets: UserSocketStore, interval: Duration, logger: Logger) {
         self.store = store
+        self.sockets = sockets
         self.interval = interval
         self.logger = logger
+    }
+
+    /// A socket authenticated as `user`: it counts against the user's sockets from now on.
+    /// - Throws: `limit_exceeded` when the user has `limit` sockets connected already.
+    func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) {
+        try await sockets.open(socket, of: user, limit: limit)
+        connected.withLock { _ = $0[user, default: []].insert(socket) }
+    }
+
+    /// A counted socket closed.
+    func close(_ socket: String, of user: UserID) async {
+        connected.withLock { connected in
+            connected[user]?.remove(socket)
+            if connected[user]?.isEmpty == true { connected[user] = nil }
+        }
+        do {
+            try await sockets.close(socket, of: user)
+        } catch {
+            logger.debug("socket count release failed", metadata: ["user": "\(user)", "error": "\(error)"])
+        }
     }
 
     /// A socket opened a room: present from now, unseen counts reset.
@@ -53,6 +77,11 @@ final class PresenceKeeper: Service, Sendable {
     }
 
     private func refresh() async {
+        do {
+            try await sockets.refresh(connected.withLock { $0 })
+        } catch {
+            logger.warning("socket count refresh failed", metadata: ["error": "\(error)"])
+        }
         let snapshot = members.withLock { $0 }
         for (room, roomMembers) in snapshot {
             do {

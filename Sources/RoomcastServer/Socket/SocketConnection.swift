@@ -219,8 +219,8 @@ struct SocketConnection {
         EngineIOHandshake(
             sid: sid,
             upgrades: [],
-            pingInterval: Int(settings.pingInterval.components.seconds * 1000 + settings.pingInterval.components.attoseconds / 1_000_000_000_000_000),
-            pingTimeout: Int(settings.pingTimeout.components.seconds * 1000 + settings.pingTimeout.components.attoseconds / 1_000_000_000_000_000),
+            pingInterval: settings.pingInterval.wholeMilliseconds,
+            pingTimeout: settings.pingTimeout.wholeMilliseconds,
             maxPayload: settings.maxPayload
         ).packet.encoded()
     }

@@ -36,8 +36,15 @@ final class SocketState {
     }
 
     /// Marks the socket connected as `user` and subscribes the node to the user's channel.
+    /// - Throws: `limit_exceeded` when the user has `socket.max_per_user` sockets already.
     func connect(as user: User) async throws(RoomcastError) {
-        try await subscribe(to: RedisKeys.userChannel(user.id), as: user.id)
+        try await services.presence.open(session.id, of: user.id, limit: services.settings.maxSocketsPerUser)
+        do {
+            try await subscribe(to: RedisKeys.userChannel(user.id), as: user.id)
+        } catch {
+            await services.presence.close(session.id, of: user.id)
+            throw error
+        }
         self.user = user
     }
 
@@ -133,17 +140,19 @@ final class SocketState {
 
     /// Leaves every room and the user channel (the socket disconnected).
     func disconnect() {
-        if let user {
-            let presence = services.presence
-            let socket = session.id
-            for room in rooms where stopReceiving(room) {
-                // Not awaited: the connection is gone; a lost call just lets the member expire.
-                Task { await presence.leave(room, user: user.id, socket: socket) }
+        guard let user else { return }
+        let presence = services.presence
+        let socket = session.id
+        let left = rooms
+        for room in left { _ = stopReceiving(room) }
+        services.hub.remove(session, from: RedisKeys.userChannel(user.id))
+        self.user = nil
+        // Not awaited: the connection is gone; a lost call just lets the members expire.
+        Task {
+            for room in left {
+                await presence.leave(room, user: user.id, socket: socket)
             }
-        }
-        if let user {
-            services.hub.remove(session, from: RedisKeys.userChannel(user.id))
-            self.user = nil
+            await presence.close(socket, of: user.id)
         }
     }
 
@@ -153,7 +162,7 @@ final class SocketState {
     }
 
     private func subscribe(to channel: String, as user: UserID) async throws(RoomcastError) {
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(services.redisTimeout.components.seconds * 1_000_000_000 + services.redisTimeout.components.attoseconds / 1_000_000_000))
+        let deadline = NIODeadline.now() + .milliseconds(Int64(services.redisTimeout.wholeMilliseconds))
         do {
             try await services.hub.add(session, as: user, to: channel, deadline: deadline).get()
         } catch {

@@ -1,0 +1,13 @@
+-- A user's new socket counts against `socket.max_per_user`, over every node. Sockets of a dead
+-- node are not closed by anyone: they expire, since only a live node refreshes its own.
+-- KEYS[1] user:{<userId>}:sockets (sorted set, member socket id, score expiry ms)
+-- ARGV[1] now (epoch ms), ARGV[2] expiry (epoch ms), ARGV[3] limit, ARGV[4] socket id
+-- Returns the number of sockets after this one, or -1 (and adds nothing) when over the limit.
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[4]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+    return -1
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+-- The key goes when its last socket would have expired.
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return redis.call('ZCARD', KEYS[1])

@@ -1,0 +1,59 @@
+public import RedisClient
+
+/// The sockets each user has connected, over every node, for `socket.max_per_user`.
+///
+/// Like presence, each socket is a member that expires unless the node holding it refreshes it,
+/// so a crashed node's sockets stop counting within one lifetime.
+public struct UserSocketStore: Sendable {
+    private let redis: RedisClient
+    /// How long a socket counts without a refresh.
+    public var lifetime: Duration
+
+    /// Creates a store over a client.
+    public init(redis: RedisClient, lifetime: Duration = .seconds(30)) {
+        self.redis = redis
+        self.lifetime = lifetime
+    }
+
+    /// Counts a new socket of `user`.
+    /// - Throws: `limit_exceeded` when the user already has `limit` sockets connected.
+    public func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) {
+        let now = Timestamp.now().milliseconds
+        let count = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(
+                RoomcastScripts.userSocketOpen, keys: [RedisKeys.userSockets(user)],
+                arguments: [Int(now), Int(now) + lifetime.wholeMilliseconds, limit, socket]
+            )
+        }
+        guard let count = try? Int(redisReply: count) else {
+            throw RoomcastError(.internalError, "unexpected reply from user_socket_open")
+        }
+        guard count >= 0 else {
+            throw RoomcastError(.limitExceeded, "a user can have at most \(limit) sockets connected at once: close one first")
+        }
+    }
+
+    /// Stops counting a socket that closed.
+    public func close(_ socket: String, of user: UserID) async throws(RoomcastError) {
+        _ = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("ZREM", RedisKeys.userSockets(user), socket))
+        }
+    }
+
+    /// Keeps these sockets counted for another lifetime: one round trip for all of them.
+    /// Only sockets still there are extended, so one closed meanwhile does not come back.
+    public func refresh(_ sockets: [UserID: Set<String>]) async throws(RoomcastError) {
+        guard !sockets.isEmpty else { return }
+        let expiry = Int(Timestamp.now().milliseconds) + lifetime.wholeMilliseconds
+        var commands: [RedisCommand] = []
+        commands.reserveCapacity(sockets.count * 2)
+        for (user, userSockets) in sockets {
+            let key = RedisKeys.userSockets(user)
+            commands.append(RedisCommand("ZADD", [key, "XX"] + userSockets.flatMap { [expiry, $0] as [any RedisArgument] }))
+            commands.append(RedisCommand("PEXPIREAT", key, expiry))
+        }
+        _ = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.pipeline(commands)
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import RedisClient
+import RoomcastCore
+import RoomcastTestSupport
+import Testing
+
+/// UserSocketStore on a real Redis: the per-user socket count behind `socket.max_per_user`.
+@Suite("UserSocketStore against a real redis-server")
+struct UserSocketStoreTests {
+    static let alice = UserID("alice-sockets")!
+    static let bob = UserID("bob-sockets")!
+
+    /// The sockets counted for `user` with their expiries.
+    static func sockets(_ redis: RedisClient, _ user: UserID) async throws -> [String: Int] {
+        let flat = try await redis.send(RedisCommand("ZRANGE", RedisKeys.userSockets(user), 0, -1, "WITHSCORES"), as: [String].self)
+        return Dictionary(uniqueKeysWithValues: stride(from: 0, to: flat.count, by: 2).map { (flat[$0], Int(flat[$0 + 1])!) })
+    }
+
+    @Test("open counts sockets up to the limit, per user; reopening a counted socket is no new one; close frees a place")
+    func limit() async throws {
+        try await withRedis { redis, _ in
+            let store = UserSocketStore(redis: redis)
+            try await store.open("s1", of: Self.alice, limit: 2)
+            try await store.open("s2", of: Self.alice, limit: 2)
+            try await store.open("s2", of: Self.alice, limit: 2)
+            let error = await #expect(throws: RoomcastError.self) { try await store.open("s3", of: Self.alice, limit: 2) }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.message.contains("2") == true)
+            #expect(try await Self.sockets(redis, Self.alice).keys.sorted() == ["s1", "s2"])
+            // Another user has a count of its own.
+            try await store.open("s1", of: Self.bob, limit: 1)
+            try await store.close("s1", of: Self.alice)
+            try await store.open("s3", of: Self.alice, limit: 2)
+            #expect(try await Self.sockets(redis, Self.alice).keys.sorted() == ["s2", "s3"])
+        }
+    }
+
+    @Test("a refresh extends every socket of every user in one round trip and revives none that closed; unrefreshed ones expire")
+    func refresh() async throws {
+        try await withRedis { redis, _ in
+            let store = UserSocketStore(redis: redis, lifetime: .milliseconds(600))
+            for socket in ["a1", "a2", "a3"] { try await store.open(socket, of: Self.alice, limit: 3) }
+            try await store.open("b1", of: Self.bob, limit: 3)
+            let before = try await Self.sockets(redis, Self.alice)
+            try await store.close("a3", of: Self.alice)
+            try await Task.sleep(for: .milliseconds(50))
+            try await store.refresh([Self.alice: ["a1", "a2", "a3"], Self.bob: ["b1"]])
+            let after = try await Self.sockets(redis, Self.alice)
+            #expect(after.keys.sorted() == ["a1", "a2"])
+            #expect(after["a1"]! > before["a1"]! && after["a2"]! > before["a2"]!)
+            let ttl = try await redis.send(RedisCommand("PTTL", RedisKeys.userSockets(Self.alice)), as: Int.self)
+            #expect((1...600).contains(ttl), "\(ttl)")
+            // Past its lifetime without a refresh, a socket no longer counts: a full user can open again.
+            try await store.open("a4", of: Self.alice, limit: 3)
+            await #expect(throws: RoomcastError.self) { try await store.open("a5", of: Self.alice, limit: 3) }
+            try await Task.sleep(for: .milliseconds(700))
+            try await store.open("a5", of: Self.alice, limit: 1)
+            #expect(try await Self.sockets(redis, Self.alice).keys.sorted() == ["a5"])
+        }
+    }
+}
