@@ -151,6 +151,31 @@ struct PresenceStoreTests {
         }
     }
 
+    @Test("a refresh reports members that are gone without adding them back; restoring adds them back and announces it")
+    func restore() async throws {
+        try await withRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            let aliceMember = PresenceStore.member(user: f.alice.id, socket: "a1")
+            let bobMember = PresenceStore.member(user: f.bob.id, socket: "b1")
+            try await f.store.join(f.room, user: f.alice.id, socket: "a1")
+            try await f.store.join(f.room, user: f.bob.id, socket: "b1")
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                // Redis lost Bob's member (a restart from an AOF a second behind, say).
+                _ = try await redis.send("ZREM", f.presenceKey, bobMember)
+                let gone = try await f.store.refresh(f.room, members: [aliceMember, bobMember])
+                #expect(gone == [bobMember])
+                #expect(try await Self.score(redis, f.presenceKey, bobMember) == nil, "a plain refresh never revives a member")
+                try Self.expectPresence(try await inbox.publications(1)[0], f.room, [f.alice])
+                // Bob's node still holds the socket: it restores the member.
+                let restored = try await f.store.refresh(f.room, members: [bobMember], restoring: true)
+                #expect(restored == [bobMember])
+                #expect(try await Self.score(redis, f.presenceKey, bobMember) != nil)
+                try Self.expectPresence(try await inbox.publications(2)[1], f.room, [f.alice, f.bob])
+                #expect(try await f.store.refresh(f.room, members: [aliceMember, bobMember]).isEmpty)
+            }
+        }
+    }
+
     @Test("with a short lifetime, a member nobody refreshes expires by itself")
     func realExpiry() async throws {
         try await withRedis { redis, server in

@@ -51,6 +51,14 @@ public actor RedisServer {
         await process.terminate()
     }
 
+    /// Kills the server (SIGKILL) as a crash would: no shutdown, no final AOF rewrite or flush.
+    public func kill() async {
+        guard let process else { return }
+        self.process = nil
+        process.signal(SIGKILL)
+        _ = await process.exitStatus()
+    }
+
     /// Stops and starts the server again on the same port.
     public func restart() async throws {
         await stop()

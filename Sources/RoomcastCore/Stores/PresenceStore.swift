@@ -50,8 +50,16 @@ public struct PresenceStore: Sendable {
     }
 
     /// Keeps these members present for another lifetime, and announces expired ones.
-    public func refresh(_ room: RoomID, members: [String]) async throws(RoomcastError) {
-        _ = try await run(RoomcastScripts.presenceRefresh, room: room, members)
+    /// - Parameter restoring: add back the members that are gone, too. Only for members whose
+    ///   sockets the caller still holds: one gone because its socket left must stay gone.
+    /// - Returns: the members that were gone (none is added back unless `restoring`).
+    @discardableResult
+    public func refresh(_ room: RoomID, members: [String], restoring: Bool = false) async throws(RoomcastError) -> [String] {
+        let reply = try await run(RoomcastScripts.presenceRefresh, room: room, [restoring ? "1" : "0"] + members)
+        guard case .array(let parts) = reply, parts.count == 2, case .array(let gone) = parts[1] else {
+            throw RoomcastError(.internalError, "unexpected reply from presence_refresh")
+        }
+        return gone.compactMap(\.string)
     }
 
     /// The users present in a room now.

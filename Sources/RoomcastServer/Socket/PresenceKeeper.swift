@@ -85,7 +85,15 @@ final class PresenceKeeper: Service, Sendable {
         let snapshot = members.withLock { $0 }
         for (room, roomMembers) in snapshot {
             do {
-                try await store.refresh(room, members: Array(roomMembers))
+                let gone = try await store.refresh(room, members: Array(roomMembers))
+                guard !gone.isEmpty else { continue }
+                // Gone from Redis but still held here (Redis lost or expired them while it was
+                // away): add them back. Ones that left meanwhile are no longer in `members`.
+                let held = members.withLock { Set(gone).intersection($0[room] ?? []) }
+                if !held.isEmpty {
+                    logger.notice("presence restored", metadata: ["room": "\(room)", "sockets": "\(held.count)"])
+                    try await store.refresh(room, members: Array(held), restoring: true)
+                }
             } catch {
                 logger.warning("presence refresh failed", metadata: ["room": "\(room)", "error": "\(error)"])
             }
