@@ -120,6 +120,55 @@ struct SocketGatewayTests {
         }
     }
 
+    @Test("events published while a node's pub/sub connection is down reach its sockets through gap repair, in order, once")
+    func gapRepair() async throws {
+        try await TwoNodeCluster.with { cluster in try await Self.gapRepairScenario(cluster) }
+    }
+
+    static func gapRepairScenario(_ cluster: TwoNodeCluster) async throws {
+        let alice = try await cluster.register("alice")
+        let bob = try await cluster.register("bob")
+        let room = try await cluster.createRoom(by: alice, with: [bob])
+        let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+        let bobSocket = try await cluster.connect(bob, to: cluster.node2)
+        _ = try await ElementSocketTests.join(aliceSocket, room)
+        _ = try await ElementSocketTests.join(bobSocket, room)
+        let first = try await ElementSocketTests.create(aliceSocket, room)
+        _ = try await bobSocket.nextEvent("element:created")
+
+        // Redis refuses SUBSCRIBE while it still runs scripts and PUBLISH: the nodes' pub/sub
+        // connections, killed, cannot come back, so every event below is published to nobody.
+        _ = try await cluster.withRedis { redis in
+            _ = try await redis.send("ACL", "SETUSER", "default", "-subscribe")
+            return try await redis.send("CLIENT", "KILL", "TYPE", "pubsub")
+        }
+        var created: [String] = []
+        for index in 0..<5 {
+            let element = try await ElementSocketTests.create(aliceSocket, room, ElementSocketTests.note(x: Double(index)))
+            created.append(try #require(element["id"].stringValue))
+        }
+        let sent = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "in the gap"])
+        #expect(sent["data"]["message"]["text"] == "in the gap")
+        let lost = try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", "room:{\(room)}:events") }
+        #expect(lost == .array([.bulk(ByteBuffer(string: "room:{\(room)}:events")), .integer(0)]), "nobody was subscribed")
+        try await bobSocket.expectNoEvent("message:new", within: .milliseconds(200))
+
+        // Subscriptions come back; each node replays what its sockets missed from the room stream.
+        _ = try await cluster.withRedis { try await $0.send("ACL", "SETUSER", "default", "+subscribe") }
+        for socket in [bobSocket, aliceSocket] {
+            #expect(try await eventually(within: .seconds(15)) {
+                await socket.events(named: "message:new").count == 1
+            })
+            let ids = try await socket.events(named: "element:created").compactMap { try JSONValue($0)["element"]["id"].stringValue }
+            #expect(ids == [try #require(first["id"].stringValue)] + created, "in order, each once")
+            let message = try JSONValue(try #require(await socket.events(named: "message:new").first))
+            #expect(message["message"]["text"] == "in the gap")
+        }
+        // Live delivery goes on after the repair.
+        _ = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "live again"])
+        #expect(try await eventually { await bobSocket.events(named: "message:new").count == 2 })
+    }
+
     @Test("room:created reaches the other participants' sockets on any node, not the creator's")
     func roomCreatedEvent() async throws {
         try await TwoNodeCluster.with { cluster in
