@@ -20,8 +20,8 @@ struct BenchAPI: Sendable {
         return Session(token: token, userId: id)
     }
 
-    func createRoom(by owner: Session, with other: Session) async throws -> String {
-        let json = try await post("/api/rooms", ["otherUserId": other.userId], token: owner.token)
+    func createRoom(by owner: Session, with others: [Session]) async throws -> String {
+        let json = try await post("/api/rooms", ["participantIds": others.map(\.userId)], token: owner.token)
         guard let data = json["data"] as? [String: Any], let id = data["id"] as? String else { throw BenchError("room: \(json)") }
         return id
     }

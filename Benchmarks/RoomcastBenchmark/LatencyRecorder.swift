@@ -8,15 +8,24 @@ final class LatencyRecorder: Sendable {
         var latencies: [Double] = []
     }
 
-    /// One mutex per room: a sender and its receiver touch only their room's record.
+    /// One mutex per room: a sender and its receivers touch only their room's record.
     private final class Record: Sendable {
         let state = Mutex(Room())
     }
 
     private let rooms: [Record]
+    /// The sequence number an event frame carries, or nil for a frame that is not measured.
+    private let sequence: @Sendable (String) -> Int?
 
-    init(rooms: Int) {
+    init(rooms: Int, sequence: @escaping @Sendable (String) -> Int?) {
         self.rooms = (0..<rooms).map { _ in Record() }
+        self.sequence = sequence
+    }
+
+    /// The digits that follow `marker` in `text`, as a number: how senders tag their frames.
+    static func number(after marker: String, in text: String) -> Int? {
+        guard let range = text.range(of: marker) else { return nil }
+        return Int(text[range.upperBound...].prefix { $0.isNumber })
     }
 
     func sent(room: Int, sequence: Int) {
@@ -27,11 +36,9 @@ final class LatencyRecorder: Sendable {
         }
     }
 
-    /// Takes an event frame's text; only `element:updated` frames count.
+    /// Takes an event frame's text; frames without a sequence are not counted.
     func received(_ text: String, room: Int) {
-        guard text.hasPrefix(#"42["element:updated""#), let range = text.range(of: #""positionY":"#) else { return }
-        let digits = text[range.upperBound...].prefix { $0.isNumber }
-        guard let sequence = Int(digits) else { return }
+        guard let sequence = sequence(text) else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         rooms[room].state.withLock { record in
             guard sequence < record.sentAt.count, record.sentAt[sequence] > 0 else { return }
@@ -48,7 +55,7 @@ final class LatencyRecorder: Sendable {
         var max: Double
     }
 
-    func summary(seconds: Double) -> Summary {
+    func summary() -> Summary {
         var sent = 0
         var latencies: [Double] = []
         for room in rooms {
@@ -62,18 +69,5 @@ final class LatencyRecorder: Sendable {
             latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
         }
         return Summary(sent: sent, received: latencies.count, p50: percentile(0.5), p90: percentile(0.9), p99: percentile(0.99), max: latencies.last ?? 0)
-    }
-}
-
-/// CPU seconds a process has used, from `/proc/<pid>/stat`.
-enum ProcessCPU {
-    static func seconds(_ pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }

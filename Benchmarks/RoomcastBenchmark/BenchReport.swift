@@ -1,0 +1,48 @@
+import Foundation
+
+/// One scenario's figures: printed as one JSON line (fields in the order added) and a summary.
+struct BenchReport {
+    private var fields: [(key: String, json: String)] = []
+    private(set) var summary: [String] = []
+
+    init(scenario: String) {
+        add("scenario", scenario)
+    }
+
+    mutating func add(_ key: String, _ value: String) {
+        fields.append((key, "\"\(value)\""))
+    }
+
+    mutating func add(_ key: String, _ value: Int) {
+        fields.append((key, "\(value)"))
+    }
+
+    /// A number with `digits` decimals; nil (not measured) is JSON null.
+    mutating func add(_ key: String, _ value: Double?, digits: Int = 2) {
+        fields.append((key, value.map { String(format: "%.\(digits)f", $0) } ?? "null"))
+    }
+
+    /// Latency percentiles in milliseconds, as one object.
+    mutating func addLatency(_ summary: LatencyRecorder.Summary) {
+        let ms = { (seconds: Double) in String(format: "%.2f", seconds * 1000) }
+        fields.append(("latency_ms", #"{"p50":\#(ms(summary.p50)),"p90":\#(ms(summary.p90)),"p99":\#(ms(summary.p99)),"max":\#(ms(summary.max))}"#))
+        line("latency p50 \(ms(summary.p50)) ms, p90 \(ms(summary.p90)) ms, p99 \(ms(summary.p99)) ms, max \(ms(summary.max)) ms")
+    }
+
+    /// A line of the human summary.
+    mutating func line(_ text: String) {
+        summary.append(text)
+    }
+
+    func print() {
+        Swift.print("{" + fields.map { "\"\($0.key)\":\($0.json)" }.joined(separator: ",") + "}")
+        for (index, text) in summary.enumerated() {
+            Swift.print(index == 0 ? text : "  " + text)
+        }
+    }
+}
+
+extension Double {
+    /// The number with `digits` decimals, for summaries.
+    func formatted(_ digits: Int) -> String { String(format: "%.\(digits)f", self) }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// `canvas`: `rooms` two-person rooms, the two users on different nodes; the first user of every
+/// room sends `element:update` moves at `rate` per second, the second measures send → receive.
+enum CanvasDrag {
+    static func run(_ context: BenchContext) async throws -> BenchReport {
+        let options = context.options
+        let setupStart = ContinuousClock.now
+        let users = try await context.registerUsers(options.rooms * 2, prefix: "c")
+        let apis = context.apis
+        let rooms = try await BenchContext.parallel(options.rooms, width: 32) { index in
+            let (sender, receiver) = (users[2 * index], users[2 * index + 1])
+            let api = apis[index % apis.count]
+            let room = try await api.createRoom(by: sender, with: [receiver])
+            return (room: room, element: try await api.createElement(in: room, by: sender))
+        }
+        print("set up \(rooms.count) rooms in \(ContinuousClock.now - setupStart)")
+
+        let joined = Counter()
+        let recorder = LatencyRecorder(rooms: rooms.count) { text in
+            guard text.hasPrefix(#"42["element:updated""#) else { return nil }
+            return LatencyRecorder.number(after: #""positionY":"#, in: text)
+        }
+        let streams = rooms.map { _ in AsyncStream.makeStream(of: String.self) }
+        let sockets = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, room) in rooms.enumerated() {
+                    let sender = BenchSocket(
+                        url: BenchSocket.url(context.gateway(index), token: users[2 * index].token), rooms: [room.room],
+                        outbox: streams[index].stream, onJoined: { joined.add() }
+                    )
+                    let receiver = BenchSocket(
+                        url: BenchSocket.url(context.gateway(index + 1), token: users[2 * index + 1].token), rooms: [room.room],
+                        outbox: nil, onJoined: { joined.add() }, onEvent: { recorder.received($0, room: index) }
+                    )
+                    group.addTask { try await sender.run(logger: context.logger) }
+                    group.addTask { try await receiver.run(logger: context.logger) }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let connectStart = ContinuousClock.now
+        try await BenchContext.wait(for: joined, toReach: rooms.count * 2, within: .seconds(120), "sockets joined")
+        print("connected and joined \(rooms.count * 2) sockets in \(ContinuousClock.now - connectStart)")
+
+        let redis = try await RedisProbe(url: options.redisURL)
+        let redisBefore = try await redis.cpuSeconds()
+        let before = ProcessStats.read(options.pids)
+        let interval = Duration.nanoseconds(Int64(1e9 / options.rate))
+        let driveStart = ContinuousClock.now
+        let deadline = driveStart + .seconds(options.seconds)
+        await withTaskGroup(of: Void.self) { group in
+            for (index, room) in rooms.enumerated() {
+                let outbox = streams[index].continuation
+                group.addTask {
+                    // Spread the senders over the first interval so ticks do not all coincide.
+                    try? await Task.sleep(for: interval * Double.random(in: 0..<1))
+                    var sequence = 0
+                    var next = ContinuousClock.now
+                    while next < deadline {
+                        recorder.sent(room: index, sequence: sequence)
+                        outbox.yield(
+                            #"42["element:update",{"roomId":"\#(room.room)","elementId":"\#(room.element)","updates":{"positionX":\#(sequence % 1000),"positionY":\#(sequence)}}]"#
+                        )
+                        sequence += 1
+                        next += interval
+                        try? await Task.sleep(until: next)
+                    }
+                }
+            }
+        }
+        let driveTime = (ContinuousClock.now - driveStart).seconds
+        try await Task.sleep(for: .seconds(2))
+        let redisAfter = try await redis.cpuSeconds()
+        let after = ProcessStats.read(options.pids)
+        for stream in streams { stream.continuation.finish() }
+        sockets.cancel()
+
+        let result = recorder.summary()
+        var report = BenchReport(scenario: "canvas-drag")
+        report.add("rooms", rooms.count)
+        report.add("rate_per_room", options.rate, digits: 1)
+        report.add("seconds", driveTime)
+        report.add("sent", result.sent)
+        report.add("received", result.received)
+        report.add("lost", result.sent - result.received)
+        report.add("updates_per_second", Double(result.received) / driveTime, digits: 0)
+        report.line("canvas drag: \(rooms.count) rooms × \(options.rate)/s for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
+        report.line("delivered \(result.received) of \(result.sent) updates (\((Double(result.received) / driveTime).formatted(0))/s), lost \(result.sent - result.received)")
+        report.addLatency(result)
+        let redisPerUpdate = result.sent > 0 ? (redisAfter - redisBefore) / Double(result.sent) * 1e6 : nil
+        let gatewayPerDelivery = options.pids.isEmpty || result.received == 0
+            ? nil : ProcessStats.cpuUsed(from: before, to: after) / Double(result.received) * 1e6
+        report.add("redis_cpu_us_per_update", redisPerUpdate, digits: 1)
+        report.add("gateway_cpu_us_per_delivery", gatewayPerDelivery, digits: 1)
+        report.line("Redis CPU \(redisPerUpdate?.formatted(1) ?? "-") µs per update, gateways \(gatewayPerDelivery?.formatted(1) ?? "-") µs CPU per delivery")
+        return report
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// `chat`: `rooms` rooms of `members` users each, members spread over the nodes (one socket per
+/// member and room); the first member of each room sends `message:send` at `rate` per second.
+/// Every member's socket receives each `message:new`; those on another node than the sender
+/// measure send → receive.
+enum ChatFanout {
+    static func run(_ context: BenchContext) async throws -> BenchReport {
+        let options = context.options
+        let members = options.members
+        let setupStart = ContinuousClock.now
+        // The same users in every room: a user has one socket per room.
+        let users = try await context.registerUsers(members, prefix: "m")
+        let apis = context.apis
+        let rooms = try await BenchContext.parallel(options.rooms, width: 16) { index in
+            try await apis[index % apis.count].createRoom(by: users[0], with: Array(users.dropFirst()))
+        }
+        print("set up \(rooms.count) rooms of \(members) members in \(ContinuousClock.now - setupStart)")
+
+        let joined = Counter()
+        let delivered = Counter()
+        let recorder = LatencyRecorder(rooms: rooms.count) { text in
+            LatencyRecorder.number(after: #""text":""#, in: text)
+        }
+        let publisherNode = 0
+        let streams = rooms.map { _ in AsyncStream.makeStream(of: String.self) }
+        let sockets = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, room) in rooms.enumerated() {
+                    for member in 0..<members {
+                        let node = member % options.gateways.count
+                        let measures = node != publisherNode || options.gateways.count == 1
+                        let socket = BenchSocket(
+                            url: BenchSocket.url(context.gateway(node), token: users[member].token), rooms: [room],
+                            outbox: member == 0 ? streams[index].stream : nil,
+                            onJoined: { joined.add() },
+                            onEvent: { text in
+                                guard text.hasPrefix(#"42["message:new""#) else { return }
+                                delivered.add()
+                                if measures { recorder.received(text, room: index) }
+                            }
+                        )
+                        group.addTask { try await socket.run(logger: context.logger) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let connectStart = ContinuousClock.now
+        let socketCount = rooms.count * members
+        try await BenchContext.wait(for: joined, toReach: socketCount, within: .seconds(120), "sockets joined")
+        print("connected and joined \(socketCount) sockets in \(ContinuousClock.now - connectStart)")
+
+        let redis = try await RedisProbe(url: options.redisURL)
+        let redisBefore = try await redis.cpuSeconds()
+        let before = ProcessStats.read(options.pids)
+        let interval = Duration.nanoseconds(Int64(1e9 / options.rate))
+        let driveStart = ContinuousClock.now
+        let deadline = driveStart + .seconds(options.seconds)
+        await withTaskGroup(of: Void.self) { group in
+            for (index, room) in rooms.enumerated() {
+                let outbox = streams[index].continuation
+                group.addTask {
+                    try? await Task.sleep(for: interval * Double.random(in: 0..<1))
+                    var sequence = 0
+                    var next = ContinuousClock.now
+                    while next < deadline {
+                        recorder.sent(room: index, sequence: sequence)
+                        // The text is the sequence number, which receivers read back.
+                        outbox.yield(#"42["message:send",{"roomId":"\#(room)","text":"\#(sequence)"}]"#)
+                        sequence += 1
+                        next += interval
+                        try? await Task.sleep(until: next)
+                    }
+                }
+            }
+        }
+        let driveTime = (ContinuousClock.now - driveStart).seconds
+        try await Task.sleep(for: .seconds(2))
+        let redisAfter = try await redis.cpuSeconds()
+        let after = ProcessStats.read(options.pids)
+        for stream in streams { stream.continuation.finish() }
+        sockets.cancel()
+
+        let result = recorder.summary()
+        let expected = result.sent * members
+        var report = BenchReport(scenario: "chat-fanout")
+        report.add("rooms", rooms.count)
+        report.add("members", members)
+        report.add("rate_per_room", options.rate, digits: 1)
+        report.add("seconds", driveTime)
+        report.add("sent", result.sent)
+        report.add("delivered", delivered.value)
+        report.add("lost", expected - delivered.value)
+        report.add("delivered_per_second", Double(delivered.value) / driveTime, digits: 0)
+        report.line("chat fan-out: \(rooms.count) rooms × \(members) members, \(options.rate)/s per room for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
+        report.line("delivered \(delivered.value) of \(expected) messages (\((Double(delivered.value) / driveTime).formatted(0))/s), lost \(expected - delivered.value)")
+        report.addLatency(result)
+        let redisPerMessage = result.sent > 0 ? (redisAfter - redisBefore) / Double(result.sent) * 1e6 : nil
+        let gatewayPerDelivery = options.pids.isEmpty || delivered.value == 0
+            ? nil : ProcessStats.cpuUsed(from: before, to: after) / Double(delivered.value) * 1e6
+        report.add("redis_cpu_us_per_message", redisPerMessage, digits: 1)
+        report.add("gateway_cpu_us_per_delivery", gatewayPerDelivery, digits: 2)
+        report.line("Redis CPU \(redisPerMessage?.formatted(1) ?? "-") µs per message, gateways \(gatewayPerDelivery?.formatted(2) ?? "-") µs CPU per delivery")
+        return report
+    }
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: a private Redis, gateway nodes built in release mode, and roomcast-bench
+# against them over loopback. Prints one JSON line and a summary. Scenarios and their options:
+#
+#   scripts/bench.sh canvas  [--rooms 1000] [--rate 30] [--seconds 10]     # drag in two-person rooms
+#   scripts/bench.sh chat    [--rooms 10] [--members 100] [--rate 20] [--seconds 10]   # fan-out
+#   scripts/bench.sh idle    [--connections 19000] [--seconds 10]          # memory per connection
+#   scripts/bench.sh connect [--connections 20000] [--concurrency 100]     # connect + JWT rate
+#
+# BENCH_NODES (default 2) nodes run; `idle` on one node: BENCH_NODES=1 scripts/bench.sh idle ...
+# The nodes lift the per-socket and per-user limits that would throttle a load generator.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh >/dev/null
+
+scenario="${1:?usage: scripts/bench.sh canvas|chat|idle|connect [roomcast-bench options]}"
+shift
+nodes="${BENCH_NODES:-2}"
+configuration="${ROOMCAST_BUILD:-release}"
+redis_port="${BENCH_REDIS_PORT:-6398}"
+dir="$(mktemp -d -t roomcast-bench.XXXXXX)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+# Every held connection is a file on both sides.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+swift build -c "$configuration" --product roomcast >/dev/null
+swift build -c "$configuration" --product roomcast-bench >/dev/null
+bin="$(swift build -c "$configuration" --show-bin-path)"
+
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize yes \
+    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --maxclients 10000
+for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+export ROOMCAST_JWT_SECRET="roomcast-benchmark-secret-0123456789abcdef"
+export ROOMCAST_AUTH_BCRYPT_COST=4
+export ROOMCAST_SOCKET_EVENTS_PER_SECOND=1000000 ROOMCAST_SOCKET_EVENT_BURST=1000000
+export ROOMCAST_SOCKET_MAX_PER_USER=100000 ROOMCAST_ROOMS_MAX_PARTICIPANTS=1000
+gateways=()
+for index in $(seq "$nodes"); do
+    port=$((8180 + index))
+    "$bin/roomcast" serve --port "$port" --redis-url "redis://127.0.0.1:$redis_port" --log-level error > "$dir/node-$port.log" 2>&1 &
+    pids+=("$!")
+    gateways+=(--gateway "http://127.0.0.1:$port")
+done
+for index in $(seq "$nodes"); do
+    port=$((8180 + index))
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+done
+
+"$bin/roomcast-bench" "$scenario" "${gateways[@]}" --redis-url "redis://127.0.0.1:$redis_port" \
+    --pids "$(IFS=,; echo "${pids[*]}")" "$@"
