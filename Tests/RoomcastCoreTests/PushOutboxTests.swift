@@ -238,7 +238,8 @@ struct PushOutboxTests {
         try await withRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             let ids = try await Self.enqueue(redis, 3)
-            let wait = Duration.milliseconds(300)
+            // Long enough that a loaded machine never takes it between two calls.
+            let wait = Duration.seconds(2)
             let taken = try await outbox.takeNew(for: "a", count: 10)
             #expect(taken.map(\.id) == ids)
 
