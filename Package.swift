@@ -161,6 +161,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Conformance
+
+        /// An echo on the gateway's WebSocket stack for Autobahn|Testsuite (scripts/autobahn.sh);
+        /// never part of `roomcast`.
+        .executableTarget(
+            name: "roomcast-autobahn-echo",
+            dependencies: [
+                "RoomcastServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Conformance/AutobahnEcho",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
 
         .target(

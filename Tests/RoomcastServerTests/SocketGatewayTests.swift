@@ -240,4 +240,24 @@ struct SocketGatewayTests {
             #expect(try JSONValue(try await bobSocket.nextEvent("message:new"))["message"]["text"] == "unaffected")
         }
     }
+
+    @Test("a text frame that is not UTF-8 closes that connection with 1007 (RFC 6455); others carry on")
+    func invalidUTF8() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let bobSocket = try await cluster.connect(bob, to: cluster.node1)
+            _ = try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            var frame = ByteBuffer(string: #"42["message:send",{"roomId":"\#(room)","text":"a"#)
+            frame.writeBytes([0xC3, 0x28])  // a lead byte followed by a non-continuation byte
+            frame.writeString(#""}]"#)
+            try? await aliceSocket.sendRaw(textBytes: frame)
+            #expect(try await aliceSocket.waitForClose() == 1007)
+            try await bobSocket.expectNoEvent("message:new", within: .milliseconds(200))
+            let ok = try await bobSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "unaffected"])
+            #expect(ok["data"]["message"]["text"] == "unaffected")
+        }
+    }
 }

@@ -10,6 +10,11 @@ extension SocketIOTestClient {
         try await self.session.send(text: ByteBuffer(string: text))
     }
 
+    /// Sends one WebSocket text frame with these bytes, valid UTF-8 or not.
+    public func sendRaw(textBytes: ByteBuffer) async throws {
+        try await self.session.send(text: textBytes)
+    }
+
     /// Sends one WebSocket binary frame exactly as given.
     public func sendRaw(binary: ByteBuffer) async throws {
         try await self.session.send(binary: binary)

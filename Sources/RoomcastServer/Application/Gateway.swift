@@ -90,21 +90,14 @@ public struct Gateway: Sendable {
         NotificationRoutes(notifications: notifications).register(on: api)
 
         let redisEndpoint = settings.redis.endpoint
-        let socketServer = HTTPServerBuilder.http1WebSocketUpgrade(
-            configuration: .init(
-                ws: .init(
-                    // Engine.IO pings itself; the WebSocket layer only enforces the frame limit.
-                    maxFrameSize: settings.socket.maxPayload,
-                    autoPing: .disabled
-                )
-            )
-        ) { head, _, _ in
+        // The WebSocket stack is shared with the Autobahn conformance echo (RoomcastWebSocket).
+        let socketServer = RoomcastWebSocket.server(maxPayload: settings.socket.maxPayload) { head, _, _ in
             let request = EngineIORequest(target: head.path ?? "/")
             // Anything else falls through to the router, which explains the refusal.
             guard request.isSocketIOPath, request.websocketRefusal == nil else { return .dontUpgrade }
             let connection = SocketConnection(services: socketServices, upgradeToken: request.token(headers: head.headerFields))
             return .upgrade([:]) { inbound, outbound, _ in
-                await connection.run(inbound: inbound, outbound: outbound)
+                try await connection.run(inbound: inbound, outbound: outbound)
             }
         }
         var app = Application(

@@ -19,7 +19,10 @@ struct SocketConnection {
     /// CONNECT packet carries none.
     let upgradeToken: String?
 
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+    /// Runs the connection until either side closes it.
+    /// - Throws: the WebSocket protocol error that ended the read (bad UTF-8, a message too large
+    ///   …), after the session is cleaned up, so the WebSocket layer closes with its code.
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let settings = services.settings
         let (session, queue) = SocketSession.make(id: Self.randomID(), queueLimit: settings.outboundQueueLimit)
         var sessionLogger = services.logger
@@ -30,31 +33,36 @@ struct SocketConnection {
         // On SIGTERM the server stops accepting; open sockets are closed (1001, going away, unless
         // the WebSocket layer's own shutdown handler sends its 1000 first) so their clients
         // reconnect to another node instead of holding this one up.
-        await withGracefulShutdownHandler {
+        let readError: (any Error)? = await withGracefulShutdownHandler {
             // The writer is not cancelled with the timers: it drains what is queued and sends the
             // close frame (1001 on a drain), then ends because the closed queue ends.
             async let writing: Void = Self.write(queue, to: outbound, session: session, logger: logger)
-            await withTaskGroup(of: Void.self) { group in
+            let readError = await withTaskGroup(of: Void.self, returning: (any Error)?.self) { group in
                 // The state lives in this closure only: the reader is its one owner.
                 let state = SocketState(session: session, services: services)
                 group.addTask { await Self.ping(session, settings) }
                 group.addTask { await Self.expectConnect(session, within: settings.connectTimeout) }
+                var readError: (any Error)?
                 do {
-                    for try await message in inbound.messages(maxSize: settings.maxPayload) {
+                    for try await message in RoomcastWebSocket.messages(inbound, maxPayload: settings.maxPayload) {
                         guard await handle(message, state: state, logger: logger) else { break }
                     }
                 } catch {
                     logger.debug("socket read ended", metadata: ["error": "\(error)"])
+                    readError = error
                 }
                 state.disconnect()
                 session.close(.normalClosure, reason: "")
                 group.cancelAll()
+                return readError
             }
             await writing
             logger.debug("socket closed")
+            return readError
         } onGracefulShutdown: {
             session.close(.goingAway, reason: "server shutting down")
         }
+        if let readError { throw readError }
     }
 
     // MARK: Writer and pinger
@@ -64,7 +72,7 @@ struct SocketConnection {
             for await item in queue {
                 switch item {
                 case .frame(let frame):
-                    try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: frame)))
+                    try await RoomcastWebSocket.write(frame, opcode: .text, to: outbound)
                 }
             }
             if let (code, reason) = session.closeReason, code != .normalClosure {

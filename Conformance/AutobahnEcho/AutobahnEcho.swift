@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+import RoomcastServer
+
+/// An echo served by Roomcast's WebSocket stack (``RoomcastWebSocket``: the gateway's upgrade,
+/// limits, message reading and frame writing), for Autobahn|Testsuite's fuzzing client.
+///
+/// The gateway's endpoint speaks Engine.IO and cannot echo; this separate executable is never part
+/// of `roomcast`. `scripts/autobahn.sh` runs it.
+///
+///     roomcast-autobahn-echo [--host 127.0.0.1] [--port 9001] [--max-payload BYTES]
+///
+/// `--port 0` takes any free port; the ready line says which:
+/// `autobahn echo ready on ws://127.0.0.1:PORT/`.
+@main
+struct AutobahnEcho {
+    static func main() async throws {
+        var host = "127.0.0.1"
+        var port = 9001
+        // The gateway's own default unless told otherwise.
+        var maxPayload = SocketSettings().maxPayload
+        var arguments = CommandLine.arguments.dropFirst()
+        while let flag = arguments.popFirst() {
+            guard let value = arguments.popFirst() else { fail("\(flag) needs a value") }
+            switch flag {
+            case "--host": host = value
+            case "--port": port = number(value, flag)
+            case "--max-payload": maxPayload = number(value, flag)
+            default: fail("unknown argument '\(flag)'; usage: roomcast-autobahn-echo [--host H] [--port N] [--max-payload BYTES]")
+            }
+        }
+        var logger = Logger(label: "autobahn-echo")
+        logger.logLevel = .warning
+
+        let (address, limit) = (host, maxPayload)
+        let server = RoomcastWebSocket.server(maxPayload: limit) { _, _, _ in
+            .upgrade([:]) { inbound, outbound, _ in
+                for try await message in RoomcastWebSocket.messages(inbound, maxPayload: limit) {
+                    switch message {
+                    case .text(let text):
+                        try await RoomcastWebSocket.write(ByteBuffer(string: text), opcode: .text, to: outbound)
+                    case .binary(let data):
+                        try await RoomcastWebSocket.write(data, opcode: .binary, to: outbound)
+                    }
+                }
+            }
+        }
+        let app = Application(
+            router: Router(),
+            server: server,
+            configuration: .init(address: .hostname(host, port: port), serverName: "roomcast-autobahn-echo"),
+            onServerRunning: { channel in
+                let line = "autobahn echo ready on ws://\(address):\(channel.localAddress?.port ?? 0)/ (max payload \(limit) bytes)\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            },
+            logger: logger
+        )
+        try await app.runService()
+    }
+
+    private static func number(_ value: String, _ flag: String) -> Int {
+        guard let number = Int(value), number >= 0 else { fail("\(flag): '\(value)' is not a whole number") }
+        return number
+    }
+
+    private static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("roomcast-autobahn-echo: \(message)\n".utf8))
+        exit(64)
+    }
+}
