@@ -15,6 +15,10 @@ let package = Package(
     products: [
         .executable(name: "roomcast", targets: ["roomcast"]),
         .library(name: "RedisClient", targets: ["RedisClient"]),
+        // For the codec fuzz target in Fuzz/, a package of its own so that its sanitizer build
+        // never slows this one: another package can only import products.
+        .library(name: "SocketIO", targets: ["SocketIO"]),
+        .library(name: "RoomcastServer", targets: ["RoomcastServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

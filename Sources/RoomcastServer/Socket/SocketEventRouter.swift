@@ -1,14 +1,20 @@
 import Foundation
-import NIOCore
-import RoomcastCore
+public import NIOCore
+public import RoomcastCore
 
 /// Client events by name, each with a typed payload and result.
 ///
 /// A handler gets its payload already decoded (a JSON object into `Payload`) and returns a value
 /// that becomes the ack's `data`; a thrown ``RoomcastError`` becomes the ack's `error`.
-struct SocketEventRouter: Sendable {
+///
+/// Public only for ``decodeRequest(of:from:)``: the codec fuzz target (`Fuzz/`) reaches the
+/// request types through it, with no socket and no Redis.
+public struct SocketEventRouter: Sendable {
     // Untyped `throws` in closure types: Swift 6.3 crashes lowering typed-throws closures here.
-    typealias Handler = @Sendable (SocketState, ByteBuffer) async throws -> ByteBuffer
+    /// Runs an event whose payload is already decoded.
+    typealias Call = @Sendable (SocketState) async throws -> ByteBuffer
+    /// Decodes an event's payload into the call that runs it.
+    typealias Handler = @Sendable (ByteBuffer) throws -> Call
 
     private var handlers: [String: Handler] = [:]
 
@@ -18,19 +24,33 @@ struct SocketEventRouter: Sendable {
         _ payload: Payload.Type,
         _ handler: @escaping @Sendable (SocketState, Payload) async throws -> Result
     ) {
-        handlers[name] = { state, json in
+        handlers[name] = { json in
             let decoded = try Self.decode(Payload.self, from: json)
-            let result = try await handler(state, decoded)
-            do {
-                return try JSONCoding.encode(result)
-            } catch {
-                throw RoomcastError(.internalError, "could not encode the result of \(name)")
+            return { state in
+                let result = try await handler(state, decoded)
+                do {
+                    return try JSONCoding.encode(result)
+                } catch {
+                    throw RoomcastError(.internalError, "could not encode the result of \(name)")
+                }
             }
         }
     }
 
     /// Runs the handler of event `name` with its first argument.
     func handle(_ name: String, state: SocketState, payload: ByteBuffer) async throws(RoomcastError) -> ByteBuffer {
+        let call = try self.call(name, payload: payload)
+        do {
+            return try await call(state)
+        } catch let error as RoomcastError {
+            throw error
+        } catch {
+            throw RoomcastError(.internalError, "the server could not handle '\(name)'")
+        }
+    }
+
+    /// Finds event `name` and decodes its payload: everything `handle` does before running it.
+    private func call(_ name: String, payload: ByteBuffer) throws(RoomcastError) -> Call {
         guard let handler = handlers[name] else {
             throw RoomcastError(.unknownEvent, "unknown event '\(name)'")
         }
@@ -39,7 +59,7 @@ struct SocketEventRouter: Sendable {
             throw RoomcastError(.invalidPayload, "the payload of '\(name)' must be a JSON object")
         }
         do {
-            return try await handler(state, payload)
+            return try handler(payload)
         } catch let error as RoomcastError {
             throw error
         } catch {
@@ -55,5 +75,20 @@ struct SocketEventRouter: Sendable {
         } catch {
             throw RoomcastError(.invalidPayload, "the payload could not be read")
         }
+    }
+}
+
+extension SocketEventRouter {
+    /// The node's events, for decoding without a socket.
+    private static let events = SocketEvents.router()
+
+    /// The names of the client events the node handles.
+    public static var eventNames: [String] { events.handlers.keys.sorted() }
+
+    /// Decodes `payload` (an event's first argument) as the request of event `name`, exactly as
+    /// an incoming event is decoded, without running it.
+    /// - Throws: what the client would get: `unknown_event` or `invalid_payload`.
+    public static func decodeRequest(of name: String, from payload: ByteBuffer) throws(RoomcastError) {
+        _ = try events.call(name, payload: payload)
     }
 }
