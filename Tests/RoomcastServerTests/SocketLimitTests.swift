@@ -93,7 +93,7 @@ struct SocketLimitTests {
     @Test("over socket.max_per_user a CONNECT is limit_exceeded on any node; a closed or dead node's socket frees its place")
     func socketsPerUser() async throws {
         // A short presence lifetime, so that a killed node's sockets stop counting quickly.
-        let environment = ["ROOMCAST_SOCKET_MAX_PER_USER": "2", "ROOMCAST_PRESENCE_TTL_MS": "1500"]
+        let environment = ["ROOMCAST_SOCKET_MAX_PER_USER": "2", "ROOMCAST_PRESENCE_TTL_MS": "3000"]
         try await TwoNodeCluster.with(environment: environment) { cluster in try await Self.socketsPerUserScenario(cluster) }
     }
 
