@@ -30,6 +30,7 @@ final class SocketSession: Sendable {
     /// Guarded by `joining`'s lock.
     private let floors = Mutex<[String: StreamOffset]>([:])
     /// How many channels are being joined or have a floor: zero on the fast path of every delivery.
+    /// Changed and read under `joining`'s lock.
     private let joiningCount = Atomic<Int>(0)
     private let closeRequest = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
 
@@ -54,25 +55,27 @@ final class SocketSession: Sendable {
     /// Delivers a published event of `channel`: at once, or held while the channel is joined,
     /// or dropped when the snapshot just sent holds it already.
     func deliver(_ frame: ByteBuffer, offset: Substring?, channel: String) {
-        if joiningCount.load(ordering: .acquiring) > 0 {
-            let eventOffset = offset.flatMap(StreamOffset.init)
-            let sendNow = joining.withLock { joining -> Bool in
+        // The decision and the enqueue under one lock: a join that began between them would
+        // send its snapshot first, then this event that the snapshot already holds.
+        joining.withLock { joining in
+            if joiningCount.load(ordering: .relaxed) > 0 {
+                let eventOffset = offset.flatMap(StreamOffset.init)
                 if joining[channel] != nil {
                     joining[channel]!.append((eventOffset, frame))
-                    return false
+                    return
                 }
-                return floors.withLock { floors in
+                let sendNow = floors.withLock { floors in
                     guard let floor = floors[channel], let eventOffset else { return true }
                     if eventOffset <= floor { return false }
                     // Offsets of a channel increase: nothing older can follow this one.
                     floors[channel] = nil
-                    joiningCount.subtract(1, ordering: .releasing)
+                    joiningCount.subtract(1, ordering: .relaxed)
                     return true
                 }
+                if !sendNow { return }
             }
-            if !sendNow { return }
+            send(frame)
         }
-        send(frame)
     }
 
     /// Starts holding `channel`'s events: call before subscribing, so none slips past the snapshot.
