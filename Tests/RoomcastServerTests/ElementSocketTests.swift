@@ -156,6 +156,9 @@ struct ElementSocketTests {
             #expect(updateAck["data"]["element"]["content"] == "edited")
             #expect(updateAck["data"]["element"]["width"] == 120)
             #expect(updateAck["data"]["element"]["zIndex"] == 1)
+            // The ack forwards the script's JSON: exactly the element as the REST API encodes it.
+            let stored = try await Self.elements(cluster, room, as: alice).first { $0["id"].stringValue == firstID }
+            #expect(updateAck["data"]["element"] == stored)
             var updated = try JSONValue(try await aliceSocket.nextEvent("element:updated"))
             var offset = try Self.offset(updated)
             #expect(offset > createdOffset)

@@ -63,23 +63,35 @@ public struct ElementStore: Sendable {
 
     /// Changes fields; a move also brings the element to front. Emits `element:updated`.
     public func update(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Element {
+        try Self.decodeElement(try await updateJSON(id, with: changes, by: user, in: room))
+    }
+
+    /// ``update(_:with:by:in:)`` returning the element's JSON as the script wrote it, for callers
+    /// that forward it as it is: a drag sends many moves, and each would otherwise be decoded and
+    /// encoded again only to be sent back.
+    public func updateJSON(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> ByteBuffer {
         try changes.fields.checkContent(atMost: maxContentLength)
         let fields = changes.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
         let reply = try await run(
             RoomcastScripts.elementUpdate, room: room, element: id,
             [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, changes.fields.changesPosition ? "1" : "0"] + fields
         )
-        return try Self.element(reply, at: 2)
+        return try Self.elementJSON(reply, at: 2)
     }
 
     /// Applies transform fields and brings the element to front. Emits `element:transformed`.
     public func transform(_ id: ElementID, with fields: ElementFields, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Element {
+        try Self.decodeElement(try await transformJSON(id, with: fields, by: user, in: room))
+    }
+
+    /// ``transform(_:with:by:in:)`` returning the element's JSON as the script wrote it.
+    public func transformJSON(_ id: ElementID, with fields: ElementFields, by user: UserID, in room: RoomID) async throws(RoomcastError) -> ByteBuffer {
         let values = fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
         let reply = try await run(
             RoomcastScripts.elementTransform, room: room, element: id,
             [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept] + values
         )
-        return try Self.element(reply, at: 1)
+        return try Self.elementJSON(reply, at: 1)
     }
 
     /// Puts the element on top; no event and no change when it already is. Returns its zIndex.
@@ -175,9 +187,18 @@ public struct ElementStore: Sendable {
     }
 
     private static func element(_ reply: RedisReply, at index: Int) throws(RoomcastError) -> Element {
-        guard case .array(let parts) = reply, parts.count > index, case .bulk(let json) = parts[index],
-            let element = try? JSONCoding.decode(Element.self, from: json)
-        else {
+        try decodeElement(try elementJSON(reply, at: index))
+    }
+
+    private static func elementJSON(_ reply: RedisReply, at index: Int) throws(RoomcastError) -> ByteBuffer {
+        guard case .array(let parts) = reply, parts.count > index, case .bulk(let json) = parts[index] else {
+            throw RoomcastError(.internalError, "unexpected element from Redis")
+        }
+        return json
+    }
+
+    private static func decodeElement(_ json: ByteBuffer) throws(RoomcastError) -> Element {
+        guard let element = try? JSONCoding.decode(Element.self, from: json) else {
             throw RoomcastError(.internalError, "unexpected element from Redis")
         }
         return element

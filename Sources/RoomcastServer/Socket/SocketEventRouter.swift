@@ -24,16 +24,25 @@ public struct SocketEventRouter: Sendable {
         _ payload: Payload.Type,
         _ handler: @escaping @Sendable (SocketState, Payload) async throws -> Result
     ) {
+        on(name, payload, json: { state, request in
+            let result = try await handler(state, request)
+            do {
+                return try JSONCoding.encode(result)
+            } catch {
+                throw RoomcastError(.internalError, "could not encode the result of \(name)")
+            }
+        })
+    }
+
+    /// Registers event `name` whose handler returns its ack's `data` as JSON already.
+    mutating func on<Payload: Decodable & Sendable>(
+        _ name: String,
+        _ payload: Payload.Type,
+        json handler: @escaping @Sendable (SocketState, Payload) async throws -> ByteBuffer
+    ) {
         handlers[name] = { json in
             let decoded = try Self.decode(Payload.self, from: json)
-            return { state in
-                let result = try await handler(state, decoded)
-                do {
-                    return try JSONCoding.encode(result)
-                } catch {
-                    throw RoomcastError(.internalError, "could not encode the result of \(name)")
-                }
-            }
+            return { state in try await handler(state, decoded) }
         }
     }
 

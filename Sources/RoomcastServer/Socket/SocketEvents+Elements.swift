@@ -1,3 +1,4 @@
+import NIOCore
 import RoomcastCore
 
 extension SocketEvents {
@@ -44,6 +45,15 @@ extension SocketEvents {
     }
 
     struct ElementResult: Encodable, Sendable { var element: Element }
+
+    /// `{"element": <json>}` around an element's JSON, as ``ElementResult`` encodes it.
+    static func elementResult(_ element: ByteBuffer) -> ByteBuffer {
+        var result = ByteBuffer(string: #"{"element":"#)
+        result.reserveCapacity(minimumWritableBytes: element.readableBytes + 1)
+        result.writeImmutableBuffer(element)
+        result.writeString("}")
+        return result
+    }
     struct ZIndexResult: Encodable, Sendable {
         var elementId: ElementID
         var zIndex: Int
@@ -58,14 +68,13 @@ extension SocketEvents {
             )
             return ElementResult(element: element)
         }
-        router.on("element:update", UpdateElementRequest.self) { state, request in
-            let element = try await state.services.elements.update(request.elementId, with: request.updates, by: state.connectedUser.id, in: request.roomId)
-            return ElementResult(element: element)
-        }
-        router.on("element:transform", TransformElementRequest.self) { state, request in
-            let element = try await state.services.elements.transform(request.elementId, with: request.fields, by: state.connectedUser.id, in: request.roomId)
-            return ElementResult(element: element)
-        }
+        // Moves come many a second while dragging: their acks carry the element as Redis wrote it.
+        router.on("element:update", UpdateElementRequest.self, json: { state, request in
+            elementResult(try await state.services.elements.updateJSON(request.elementId, with: request.updates, by: state.connectedUser.id, in: request.roomId))
+        })
+        router.on("element:transform", TransformElementRequest.self, json: { state, request in
+            elementResult(try await state.services.elements.transformJSON(request.elementId, with: request.fields, by: state.connectedUser.id, in: request.roomId))
+        })
         router.on("element:bring-to-front", ElementRequest.self) { state, request in
             let zIndex = try await state.services.elements.bringToFront(request.elementId, by: state.connectedUser.id, in: request.roomId)
             return ZIndexResult(elementId: request.elementId, zIndex: zIndex)
