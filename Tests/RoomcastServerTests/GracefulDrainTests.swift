@@ -9,25 +9,6 @@ import Testing
 @Suite("Graceful drain on SIGTERM", .serialized)
 struct GracefulDrainTests {
     /// Alice on node 1 and Bob on node 2, both in one room; the offset of Alice's batch.
-    struct Scene {
-        let alice: TestUser
-        let bob: TestUser
-        let room: String
-        let bobSocket: SocketIOTestClient
-        let aliceSocket: SocketIOTestClient
-        let batchOffset: String
-
-        init(_ cluster: TwoNodeCluster) async throws {
-            alice = try await cluster.register("alice")
-            bob = try await cluster.register("bob")
-            room = try await cluster.createRoom(by: alice, with: [bob])
-            bobSocket = try await cluster.connect(bob, to: cluster.node2)
-            _ = try await ElementSocketTests.join(bobSocket, room)
-            aliceSocket = try await cluster.connect(alice, to: cluster.node1)
-            batchOffset = try #require(try await ElementSocketTests.join(aliceSocket, room)["offset"].stringValue)
-        }
-    }
-
     /// Sends 30 creates at once, SIGTERMs `node` while they are in flight, and returns the ids
     /// of those acknowledged.
     static func createWhileStopping(
@@ -55,7 +36,7 @@ struct GracefulDrainTests {
     @Test("a node drained mid-traffic loses no acknowledged mutation; its clients carry on on the other node")
     func drain() async throws {
         try await TwoNodeCluster.with(environment: ["ROOMCAST_SHUTDOWN_DRAIN_TIMEOUT_MS": "5000"]) { cluster in
-            let scene = try await Scene(cluster)
+            let scene = try await RoomPair(cluster)
             let (alice, bob, room, bobSocket, aliceSocket, batchOffset) = (
                 scene.alice, scene.bob, scene.room, scene.bobSocket, scene.aliceSocket, scene.batchOffset
             )
@@ -103,7 +84,7 @@ struct GracefulDrainTests {
     }
 
     static func killScenario(_ cluster: TwoNodeCluster) async throws {
-        let scene = try await Scene(cluster)
+        let scene = try await RoomPair(cluster)
         let (alice, bob, room, bobSocket, aliceSocket, batchOffset) = (
             scene.alice, scene.bob, scene.room, scene.bobSocket, scene.aliceSocket, scene.batchOffset
         )

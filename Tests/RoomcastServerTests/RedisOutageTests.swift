@@ -85,13 +85,8 @@ struct RedisOutageTests {
     }
 
     static func killedRedisScenario(_ cluster: TwoNodeCluster) async throws {
-        let alice = try await cluster.register("alice")
-        let bob = try await cluster.register("bob")
-        let room = try await cluster.createRoom(by: alice, with: [bob])
-        let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
-        let bobSocket = try await cluster.connect(bob, to: cluster.node2)
-        _ = try await ElementSocketTests.join(aliceSocket, room)
-        _ = try await ElementSocketTests.join(bobSocket, room)
+        let pair = try await RoomPair(cluster)
+        let (alice, bob, room, aliceSocket, bobSocket) = (pair.alice, pair.bob, pair.room, pair.aliceSocket, pair.bobSocket)
 
         // Alice creates one element after another while Redis is killed and started again.
         let acked = Mutex<[String]>([])

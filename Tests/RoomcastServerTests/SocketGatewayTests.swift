@@ -126,13 +126,8 @@ struct SocketGatewayTests {
     }
 
     static func gapRepairScenario(_ cluster: TwoNodeCluster) async throws {
-        let alice = try await cluster.register("alice")
-        let bob = try await cluster.register("bob")
-        let room = try await cluster.createRoom(by: alice, with: [bob])
-        let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
-        let bobSocket = try await cluster.connect(bob, to: cluster.node2)
-        _ = try await ElementSocketTests.join(aliceSocket, room)
-        _ = try await ElementSocketTests.join(bobSocket, room)
+        let pair = try await RoomPair(cluster)
+        let (room, aliceSocket, bobSocket) = (pair.room, pair.aliceSocket, pair.bobSocket)
         let first = try await ElementSocketTests.create(aliceSocket, room)
         _ = try await bobSocket.nextEvent("element:created")
 

@@ -43,37 +43,11 @@ enum CanvasDrag {
         try await BenchContext.wait(for: joined, toReach: rooms.count * 2, within: .seconds(120), "sockets joined")
         print("connected and joined \(rooms.count * 2) sockets in \(ContinuousClock.now - connectStart)")
 
-        let redis = try await RedisProbe(url: options.redisURL)
-        let redisBefore = try await redis.cpuSeconds()
-        let before = ProcessStats.read(options.pids)
-        let interval = Duration.nanoseconds(Int64(1e9 / options.rate))
-        let driveStart = ContinuousClock.now
-        let deadline = driveStart + .seconds(options.seconds)
-        await withTaskGroup(of: Void.self) { group in
-            for (index, room) in rooms.enumerated() {
-                let outbox = streams[index].continuation
-                group.addTask {
-                    // Spread the senders over the first interval so ticks do not all coincide.
-                    try? await Task.sleep(for: interval * Double.random(in: 0..<1))
-                    var sequence = 0
-                    var next = ContinuousClock.now
-                    while next < deadline {
-                        recorder.sent(room: index, sequence: sequence)
-                        outbox.yield(
-                            #"42["element:update",{"roomId":"\#(room.room)","elementId":"\#(room.element)","updates":{"positionX":\#(sequence % 1000),"positionY":\#(sequence)}}]"#
-                        )
-                        sequence += 1
-                        next += interval
-                        try? await Task.sleep(until: next)
-                    }
-                }
-            }
+        let outcome = try await PacedSenders(context: context, recorder: recorder, outboxes: streams.map(\.continuation)).run { index, sequence in
+            let room = rooms[index]
+            return #"42["element:update",{"roomId":"\#(room.room)","elementId":"\#(room.element)","updates":{"positionX":\#(sequence % 1000),"positionY":\#(sequence)}}]"#
         }
-        let driveTime = (ContinuousClock.now - driveStart).seconds
-        try await Task.sleep(for: .seconds(2))
-        let redisAfter = try await redis.cpuSeconds()
-        let after = ProcessStats.read(options.pids)
-        for stream in streams { stream.continuation.finish() }
+        let driveTime = outcome.seconds
         sockets.cancel()
 
         let result = recorder.summary()
@@ -88,9 +62,8 @@ enum CanvasDrag {
         report.line("canvas drag: \(rooms.count) rooms × \(options.rate)/s for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
         report.line("delivered \(result.received) of \(result.sent) updates (\((Double(result.received) / driveTime).formatted(0))/s), lost \(result.sent - result.received)")
         report.addLatency(result)
-        let redisPerUpdate = result.sent > 0 ? (redisAfter - redisBefore) / Double(result.sent) * 1e6 : nil
-        let gatewayPerDelivery = options.pids.isEmpty || result.received == 0
-            ? nil : ProcessStats.cpuUsed(from: before, to: after) / Double(result.received) * 1e6
+        let redisPerUpdate = result.sent > 0 ? outcome.redisCPU / Double(result.sent) * 1e6 : nil
+        let gatewayPerDelivery = result.received == 0 ? nil : outcome.gatewayCPU.map { $0 / Double(result.received) * 1e6 }
         report.add("redis_cpu_us_per_update", redisPerUpdate, digits: 1)
         report.add("gateway_cpu_us_per_delivery", gatewayPerDelivery, digits: 1)
         report.line("Redis CPU \(redisPerUpdate?.formatted(1) ?? "-") µs per update, gateways \(gatewayPerDelivery?.formatted(1) ?? "-") µs CPU per delivery")

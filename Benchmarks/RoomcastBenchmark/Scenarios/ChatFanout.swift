@@ -51,35 +51,11 @@ enum ChatFanout {
         try await BenchContext.wait(for: joined, toReach: socketCount, within: .seconds(120), "sockets joined")
         print("connected and joined \(socketCount) sockets in \(ContinuousClock.now - connectStart)")
 
-        let redis = try await RedisProbe(url: options.redisURL)
-        let redisBefore = try await redis.cpuSeconds()
-        let before = ProcessStats.read(options.pids)
-        let interval = Duration.nanoseconds(Int64(1e9 / options.rate))
-        let driveStart = ContinuousClock.now
-        let deadline = driveStart + .seconds(options.seconds)
-        await withTaskGroup(of: Void.self) { group in
-            for (index, room) in rooms.enumerated() {
-                let outbox = streams[index].continuation
-                group.addTask {
-                    try? await Task.sleep(for: interval * Double.random(in: 0..<1))
-                    var sequence = 0
-                    var next = ContinuousClock.now
-                    while next < deadline {
-                        recorder.sent(room: index, sequence: sequence)
-                        // The text is the sequence number, which receivers read back.
-                        outbox.yield(#"42["message:send",{"roomId":"\#(room)","text":"\#(sequence)"}]"#)
-                        sequence += 1
-                        next += interval
-                        try? await Task.sleep(until: next)
-                    }
-                }
-            }
+        let outcome = try await PacedSenders(context: context, recorder: recorder, outboxes: streams.map(\.continuation)).run { index, sequence in
+            // The text is the sequence number, which receivers read back.
+            #"42["message:send",{"roomId":"\#(rooms[index])","text":"\#(sequence)"}]"#
         }
-        let driveTime = (ContinuousClock.now - driveStart).seconds
-        try await Task.sleep(for: .seconds(2))
-        let redisAfter = try await redis.cpuSeconds()
-        let after = ProcessStats.read(options.pids)
-        for stream in streams { stream.continuation.finish() }
+        let driveTime = outcome.seconds
         sockets.cancel()
 
         let result = recorder.summary()
@@ -96,9 +72,8 @@ enum ChatFanout {
         report.line("chat fan-out: \(rooms.count) rooms × \(members) members, \(options.rate)/s per room for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
         report.line("delivered \(delivered.value) of \(expected) messages (\((Double(delivered.value) / driveTime).formatted(0))/s), lost \(expected - delivered.value)")
         report.addLatency(result)
-        let redisPerMessage = result.sent > 0 ? (redisAfter - redisBefore) / Double(result.sent) * 1e6 : nil
-        let gatewayPerDelivery = options.pids.isEmpty || delivered.value == 0
-            ? nil : ProcessStats.cpuUsed(from: before, to: after) / Double(delivered.value) * 1e6
+        let redisPerMessage = result.sent > 0 ? outcome.redisCPU / Double(result.sent) * 1e6 : nil
+        let gatewayPerDelivery = delivered.value == 0 ? nil : outcome.gatewayCPU.map { $0 / Double(delivered.value) * 1e6 }
         report.add("redis_cpu_us_per_message", redisPerMessage, digits: 1)
         report.add("gateway_cpu_us_per_delivery", gatewayPerDelivery, digits: 2)
         report.line("Redis CPU \(redisPerMessage?.formatted(1) ?? "-") µs per message, gateways \(gatewayPerDelivery?.formatted(2) ?? "-") µs CPU per delivery")

@@ -86,6 +86,27 @@ struct TwoNodeCluster: Sendable {
     }
 }
 
+/// Alice and Bob in one room, each with a socket joined to it: Alice's on node 1, Bob's on node 2.
+struct RoomPair {
+    let alice: TestUser
+    let bob: TestUser
+    let room: String
+    let aliceSocket: SocketIOTestClient
+    let bobSocket: SocketIOTestClient
+    /// The offset of Alice's `elements:batch`.
+    let batchOffset: String
+
+    init(_ cluster: TwoNodeCluster) async throws {
+        alice = try await cluster.register("alice")
+        bob = try await cluster.register("bob")
+        room = try await cluster.createRoom(by: alice, with: [bob])
+        bobSocket = try await cluster.connect(bob, to: cluster.node2)
+        _ = try await ElementSocketTests.join(bobSocket, room)
+        aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+        batchOffset = try #require(try await ElementSocketTests.join(aliceSocket, room)["offset"].stringValue)
+    }
+}
+
 /// A registered test user.
 struct TestUser: Sendable {
     let username: String
