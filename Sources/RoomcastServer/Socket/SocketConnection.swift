@@ -11,8 +11,8 @@ import HummingbirdWebSocket
 /// One WebSocket connection speaking Engine.IO v4 and Socket.IO v5.
 ///
 /// Three tasks: this one reads and handles packets one at a time; a writer drains the session's
-/// queue into the socket; a pinger sends Engine.IO pings and closes a socket that stops answering
-/// (or never sends CONNECT).
+/// queue into the socket; a keep-alive sends Engine.IO pings and closes a socket that stops
+/// answering (or never sends CONNECT).
 struct SocketConnection {
     let services: SocketServices
     /// A token from the upgrade request (`Authorization` header or `token` query), used when the
@@ -40,8 +40,7 @@ struct SocketConnection {
             let readError = await withTaskGroup(of: Void.self, returning: (any Error)?.self) { group in
                 // The state lives in this closure only: the reader is its one owner.
                 let state = SocketState(session: session, services: services)
-                group.addTask { await Self.ping(session, settings) }
-                group.addTask { await Self.expectConnect(session, within: settings.connectTimeout) }
+                group.addTask { await Self.keepAlive(session, settings) }
                 var readError: (any Error)?
                 do {
                     for try await message in RoomcastWebSocket.messages(inbound, maxPayload: settings.maxPayload) {
@@ -65,7 +64,7 @@ struct SocketConnection {
         if let readError { throw readError }
     }
 
-    // MARK: Writer and pinger
+    // MARK: Writer and keep-alive
 
     private static func write(_ queue: AsyncStream<SocketSession.Outbound>, to outbound: WebSocketOutboundWriter, session: SocketSession, logger: Logger) async {
         do {
@@ -84,27 +83,39 @@ struct SocketConnection {
         }
     }
 
-    private static func expectConnect(_ session: SocketSession, within timeout: Duration) async {
-        guard (try? await Task.sleep(for: timeout)) != nil else { return }
-        if !session.hasConnected.load(ordering: .relaxed) {
-            session.close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
-        }
-    }
-
-    private static func ping(_ session: SocketSession, _ settings: SocketSettings) async {
+    /// Engine.IO's timers, in one task rather than one each (a task per socket is memory per
+    /// connection): the connect timeout, and a ping every `pingInterval` that must be answered
+    /// within `pingTimeout`, counted from the check of the previous one.
+    private static func keepAlive(_ session: SocketSession, _ settings: SocketSettings) async {
+        let clock = ContinuousClock()
         let ping = EngineIOPacket.ping(nil).encoded()
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: settings.pingInterval)
-                let pongsBefore = session.pongs.load(ordering: .relaxed)
-                session.send(ping)
-                try await Task.sleep(for: settings.pingTimeout)
-                if session.pongs.load(ordering: .relaxed) == pongsBefore {
+        var connectDeadline: ContinuousClock.Instant? = clock.now + settings.connectTimeout
+        var nextPing = clock.now + settings.pingInterval
+        // While a ping is unanswered: the pong count when it went out, and its deadline.
+        var awaiting: (pongs: UInt64, deadline: ContinuousClock.Instant)?
+        while true {
+            let timer = awaiting?.deadline ?? nextPing
+            let wake = connectDeadline.map { min($0, timer) } ?? timer
+            guard (try? await Task.sleep(until: wake, clock: clock)) != nil else { return }
+            let now = clock.now
+            if let deadline = connectDeadline, now >= deadline {
+                connectDeadline = nil
+                if !session.hasConnected.load(ordering: .relaxed) {
+                    session.close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
+                    return
+                }
+            }
+            if let pending = awaiting {
+                guard now >= pending.deadline else { continue }
+                if session.pongs.load(ordering: .relaxed) == pending.pongs {
                     session.close(.goingAway, reason: "ping timeout")
                     return
                 }
-            } catch {
-                return
+                awaiting = nil
+                nextPing = now + settings.pingInterval
+            } else if now >= nextPing {
+                awaiting = (session.pongs.load(ordering: .relaxed), now + settings.pingTimeout)
+                session.send(ping)
             }
         }
     }
