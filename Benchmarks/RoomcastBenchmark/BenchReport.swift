@@ -29,6 +29,16 @@ struct BenchReport {
         line("latency p50 \(ms(summary.p50)) ms, p90 \(ms(summary.p90)) ms, p99 \(ms(summary.p99)) ms, max \(ms(summary.max)) ms")
     }
 
+    /// Redis CPU per event sent (`redis_cpu_us_per_<unit>`) and gateway CPU per delivery, in µs,
+    /// from a paced run; gateway CPU is null without `--pids`.
+    mutating func addCPU(_ outcome: PacedSenders.Outcome, sent: Int, per unit: String, delivered: Int, digits: Int) {
+        let redis = sent > 0 ? outcome.redisCPU / Double(sent) * 1e6 : nil
+        let gateway = delivered == 0 ? nil : outcome.gatewayCPU.map { $0 / Double(delivered) * 1e6 }
+        add("redis_cpu_us_per_\(unit)", redis, digits: 1)
+        add("gateway_cpu_us_per_delivery", gateway, digits: digits)
+        line("Redis CPU \(redis?.formatted(1) ?? "-") µs per \(unit), gateways \(gateway?.formatted(digits) ?? "-") µs CPU per delivery")
+    }
+
     /// A line of the human summary.
     mutating func line(_ text: String) {
         summary.append(text)

@@ -250,7 +250,7 @@ struct PushWorkerTests {
                 let first = try await GatewayProcess(arguments: arguments, environment: environment)
                 let survivor: GatewayProcess
                 do {
-                    let user = try await Self.register("alice", on: first)
+                    let user = try await TwoNodeCluster.register("alice", on: first)
                     #expect(try await NotificationAPI.registerToken(token, as: user, on: first).status == 200)
                     let created = try await NotificationAPI.create(for: user, title: "Hello", on: first)
                     let notification = try #require(created.notification["id"].stringValue)
@@ -299,19 +299,5 @@ struct PushWorkerTests {
                 await survivor.stop()
             }
         }
-    }
-
-    /// Registers a user on a lone node (TwoNodeCluster.register needs a cluster).
-    static func register(_ username: String, on node: GatewayProcess) async throws -> TestUser {
-        let response = try await HTTPTestClient.request(
-            "POST", port: node.port, path: "/api/auth/register", headers: ["Content-Type": "application/json"],
-            body: Data(#"{"username":"\#(username)","password":"correct horse"}"#.utf8)
-        )
-        #expect(response.status == 201, "register \(username): \(response.text)")
-        let body = try JSONValue(response.text)
-        guard let token = body["data"]["token"].stringValue, let id = body["data"]["user"]["id"].stringValue else {
-            throw TestFailure("no token in \(response.text)")
-        }
-        return TestUser(username: username, id: id, token: token)
     }
 }

@@ -217,16 +217,23 @@ struct SocketGatewayTests {
         }
     }
 
+    /// Alice and Bob in a room with sockets on node 1, Bob's joined: for tests that close
+    /// Alice's connection and check that Bob's carries on.
+    static func sameNodePair(_ cluster: TwoNodeCluster) async throws -> (room: String, alice: SocketIOTestClient, bob: SocketIOTestClient) {
+        let alice = try await cluster.register("alice")
+        let bob = try await cluster.register("bob")
+        let room = try await cluster.createRoom(by: alice, with: [bob])
+        let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+        let bobSocket = try await cluster.connect(bob, to: cluster.node1)
+        _ = try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])
+        return (room, aliceSocket, bobSocket)
+    }
+
     @Test("a 2 MB frame closes that connection only")
     func oversizedFrame() async throws {
         try await TwoNodeCluster.with { cluster in
-            let alice = try await cluster.register("alice")
-            let bob = try await cluster.register("bob")
-            let room = try await cluster.createRoom(by: alice, with: [bob])
-            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
-            let bobSocket = try await cluster.connect(bob, to: cluster.node1)
+            let (room, aliceSocket, bobSocket) = try await Self.sameNodePair(cluster)
             #expect(aliceSocket.handshake.maxPayload == 1_000_000)
-            _ = try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])
             let huge = #"42["message:send",{"roomId":"\#(room)","text":""# + String(repeating: "a", count: 2_000_000) + #""}]"#
             try? await aliceSocket.sendRaw(text: huge)
             #expect(try await aliceSocket.waitForClose() == 1009)
@@ -239,12 +246,7 @@ struct SocketGatewayTests {
     @Test("a text frame that is not UTF-8 closes that connection with 1007 (RFC 6455); others carry on")
     func invalidUTF8() async throws {
         try await TwoNodeCluster.with { cluster in
-            let alice = try await cluster.register("alice")
-            let bob = try await cluster.register("bob")
-            let room = try await cluster.createRoom(by: alice, with: [bob])
-            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
-            let bobSocket = try await cluster.connect(bob, to: cluster.node1)
-            _ = try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            let (room, aliceSocket, bobSocket) = try await Self.sameNodePair(cluster)
             var frame = ByteBuffer(string: #"42["message:send",{"roomId":"\#(room)","text":"a"#)
             frame.writeBytes([0xC3, 0x28])  // a lead byte followed by a non-continuation byte
             frame.writeString(#""}]"#)

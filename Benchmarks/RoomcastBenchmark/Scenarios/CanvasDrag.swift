@@ -62,11 +62,7 @@ enum CanvasDrag {
         report.line("canvas drag: \(rooms.count) rooms × \(options.rate)/s for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
         report.line("delivered \(result.received) of \(result.sent) updates (\((Double(result.received) / driveTime).formatted(0))/s), lost \(result.sent - result.received)")
         report.addLatency(result)
-        let redisPerUpdate = result.sent > 0 ? outcome.redisCPU / Double(result.sent) * 1e6 : nil
-        let gatewayPerDelivery = result.received == 0 ? nil : outcome.gatewayCPU.map { $0 / Double(result.received) * 1e6 }
-        report.add("redis_cpu_us_per_update", redisPerUpdate, digits: 1)
-        report.add("gateway_cpu_us_per_delivery", gatewayPerDelivery, digits: 1)
-        report.line("Redis CPU \(redisPerUpdate?.formatted(1) ?? "-") µs per update, gateways \(gatewayPerDelivery?.formatted(1) ?? "-") µs CPU per delivery")
+        report.addCPU(outcome, sent: result.sent, per: "update", delivered: result.received, digits: 1)
         return report
     }
 }

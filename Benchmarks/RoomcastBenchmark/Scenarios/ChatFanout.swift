@@ -72,11 +72,7 @@ enum ChatFanout {
         report.line("chat fan-out: \(rooms.count) rooms × \(members) members, \(options.rate)/s per room for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
         report.line("delivered \(delivered.value) of \(expected) messages (\((Double(delivered.value) / driveTime).formatted(0))/s), lost \(expected - delivered.value)")
         report.addLatency(result)
-        let redisPerMessage = result.sent > 0 ? outcome.redisCPU / Double(result.sent) * 1e6 : nil
-        let gatewayPerDelivery = delivered.value == 0 ? nil : outcome.gatewayCPU.map { $0 / Double(delivered.value) * 1e6 }
-        report.add("redis_cpu_us_per_message", redisPerMessage, digits: 1)
-        report.add("gateway_cpu_us_per_delivery", gatewayPerDelivery, digits: 2)
-        report.line("Redis CPU \(redisPerMessage?.formatted(1) ?? "-") µs per message, gateways \(gatewayPerDelivery?.formatted(2) ?? "-") µs CPU per delivery")
+        report.addCPU(outcome, sent: result.sent, per: "message", delivered: delivered.value, digits: 2)
         return report
     }
 }

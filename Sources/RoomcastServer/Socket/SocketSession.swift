@@ -22,16 +22,18 @@ final class SocketSession: Sendable {
     /// Set once a Socket.IO CONNECT succeeded, for the connect timeout.
     let hasConnected = Atomic<Bool>(false)
     private let queue: AsyncStream<Outbound>.Continuation
-    /// Events of channels being joined, held back until the joiner's snapshot is sent.
-    private let joining = Mutex<[String: [(offset: StreamOffset?, frame: ByteBuffer)]]>([:])
-    /// Per channel, the offset of the snapshot last sent, while no newer event has come: the
-    /// node's pub/sub link may deliver an event after the snapshot that already holds it (the
-    /// snapshot is read on another connection), and such an event must not be sent again.
-    /// Guarded by `joining`'s lock.
-    private let floors = Mutex<[String: StreamOffset]>([:])
-    /// How many channels are being joined or have a floor: zero on the fast path of every delivery.
-    /// Changed and read under `joining`'s lock.
-    private let joiningCount = Atomic<Int>(0)
+    /// Channels being joined and the events held for them, and the floors of snapshots just sent.
+    private struct Joins {
+        /// Events of channels being joined, held back until the joiner's snapshot is sent.
+        var held: [String: [(offset: StreamOffset?, frame: ByteBuffer)]] = [:]
+        /// Per channel, the offset of the snapshot last sent, while no newer event has come: the
+        /// node's pub/sub link may deliver an event after the snapshot that already holds it (the
+        /// snapshot is read on another connection), and such an event must not be sent again.
+        var floors: [String: StreamOffset] = [:]
+        /// Nothing to check: the fast path of every delivery.
+        var isIdle: Bool { held.isEmpty && floors.isEmpty }
+    }
+    private let joins = Mutex(Joins())
     private let closeRequest = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
 
     /// Creates a session and the stream its writer drains.
@@ -57,22 +59,18 @@ final class SocketSession: Sendable {
     func deliver(_ frame: ByteBuffer, offset: Substring?, channel: String) {
         // The decision and the enqueue under one lock: a join that began between them would
         // send its snapshot first, then this event that the snapshot already holds.
-        joining.withLock { joining in
-            if joiningCount.load(ordering: .relaxed) > 0 {
+        joins.withLock { joins in
+            if !joins.isIdle {
                 let eventOffset = offset.flatMap(StreamOffset.init)
-                if joining[channel] != nil {
-                    joining[channel]!.append((eventOffset, frame))
+                if joins.held[channel] != nil {
+                    joins.held[channel]!.append((eventOffset, frame))
                     return
                 }
-                let sendNow = floors.withLock { floors in
-                    guard let floor = floors[channel], let eventOffset else { return true }
-                    if eventOffset <= floor { return false }
+                if let floor = joins.floors[channel], let eventOffset {
+                    if eventOffset <= floor { return }
                     // Offsets of a channel increase: nothing older can follow this one.
-                    floors[channel] = nil
-                    joiningCount.subtract(1, ordering: .relaxed)
-                    return true
+                    joins.floors[channel] = nil
                 }
-                if !sendNow { return }
             }
             send(frame)
         }
@@ -80,11 +78,8 @@ final class SocketSession: Sendable {
 
     /// Starts holding `channel`'s events: call before subscribing, so none slips past the snapshot.
     func beginJoin(_ channel: String) {
-        joining.withLock { joining in
-            if joining[channel] == nil {
-                joining[channel] = []
-                joiningCount.add(1, ordering: .releasing)
-            }
+        joins.withLock { joins in
+            if joins.held[channel] == nil { joins.held[channel] = [] }
         }
     }
 
@@ -92,9 +87,8 @@ final class SocketSession: Sendable {
     /// events newer than `offset`, and goes live: no event is lost between subscribing and
     /// reading, and none is sent twice. A failed join passes no frames and no offset.
     func completeJoin(_ channel: String, sending frames: [ByteBuffer], upTo offset: StreamOffset?) {
-        joining.withLock { joining in
-            guard let held = joining.removeValue(forKey: channel) else { return }
-            joiningCount.subtract(1, ordering: .releasing)
+        joins.withLock { joins in
+            guard let held = joins.held.removeValue(forKey: channel) else { return }
             for frame in frames { send(frame) }
             var newer = false
             for event in held {
@@ -103,11 +97,7 @@ final class SocketSession: Sendable {
                 send(event.frame)
             }
             // Until an event newer than `offset` arrives, older ones may still be on their way.
-            if let offset, !newer {
-                floors.withLock { floors in
-                    if floors.updateValue(offset, forKey: channel) == nil { joiningCount.add(1, ordering: .releasing) }
-                }
-            }
+            if let offset, !newer { joins.floors[channel] = offset }
         }
     }
 

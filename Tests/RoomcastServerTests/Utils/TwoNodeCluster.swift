@@ -47,10 +47,15 @@ struct TwoNodeCluster: Sendable {
         _ = await (first, second)
     }
 
-    /// Registers a user through `node` and returns its token and id.
+    /// Registers a user through `node` (node 1 by default) and returns its token and id.
     func register(_ username: String, on node: GatewayProcess? = nil) async throws -> TestUser {
+        try await Self.register(username, on: node ?? node1)
+    }
+
+    /// Registers a user through `node`, of a cluster or a lone one, and returns its token and id.
+    static func register(_ username: String, on node: GatewayProcess) async throws -> TestUser {
         let response = try await HTTPTestClient.request(
-            "POST", port: (node ?? node1).port, path: "/api/auth/register",
+            "POST", port: node.port, path: "/api/auth/register",
             headers: ["Content-Type": "application/json"],
             body: Data(#"{"username":"\#(username)","password":"correct horse"}"#.utf8)
         )
