@@ -1,13 +1,12 @@
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
 import RoomcastServer
 
-/// An echo served by Roomcast's WebSocket stack (``RoomcastWebSocket``: the gateway's upgrade,
-/// limits, message reading and frame writing), for Autobahn|Testsuite's fuzzing client.
+/// An echo served by Roomcast's WebSocket stack (``WebSocketServerChannel``: the gateway's
+/// upgrade, limits, message reading and frame writing), for Autobahn|Testsuite's fuzzing client.
 ///
 /// The gateway's endpoint speaks Engine.IO and cannot echo; this separate executable is never part
 /// of `roomcast`. `scripts/autobahn.sh` runs it.
@@ -37,17 +36,8 @@ struct AutobahnEcho {
         logger.logLevel = .warning
 
         let (address, limit) = (host, maxPayload)
-        let server = RoomcastWebSocket.server(maxPayload: limit) { _, _, _ in
-            .upgrade([:]) { inbound, outbound, _ in
-                for try await message in RoomcastWebSocket.messages(inbound, maxPayload: limit) {
-                    switch message {
-                    case .text(let text):
-                        try await RoomcastWebSocket.write(ByteBuffer(string: text), opcode: .text, to: outbound)
-                    case .binary(let data):
-                        try await RoomcastWebSocket.write(data, opcode: .binary, to: outbound)
-                    }
-                }
-            }
+        let server = WebSocketServerChannel.builder(limits: WebSocketLimits(maxMessageSize: limit, maxQueuedFrames: 1 << 20)) { _ in
+            { _ in EchoEndpoint() }
         }
         let app = Application(
             router: Router(),
@@ -70,5 +60,30 @@ struct AutobahnEcho {
     private static func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data("roomcast-autobahn-echo: \(message)\n".utf8))
         exit(64)
+    }
+}
+
+/// Sends every message back as it came.
+final class EchoEndpoint: WebSocketEndpoint {
+    private var connection: WebSocketConnectionHandler?
+
+    func opened(_ connection: WebSocketConnectionHandler) {
+        self.connection = connection
+    }
+
+    func received(_ message: WebSocketDataMessage) {
+        switch message {
+        case .text(let text): connection?.write(WebSocketFrameBytes.frame(.text, text))
+        case .binary(let data): connection?.write(WebSocketFrameBytes.frame(.binary, data))
+        }
+        connection?.flush()
+    }
+
+    func shouldQuiesce() {
+        connection?.close(WebSocketCloseReason(.goingAway, "server shutting down"))
+    }
+
+    func closed() {
+        connection = nil
     }
 }

@@ -2,7 +2,6 @@ import APNs
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 public import Logging
 import NIOCore
 import RedisClient
@@ -90,15 +89,15 @@ public struct Gateway: Sendable {
         NotificationRoutes(notifications: notifications).register(on: api)
 
         let redisEndpoint = settings.redis.endpoint
-        // The WebSocket stack is shared with the Autobahn conformance echo (RoomcastWebSocket).
-        let socketServer = RoomcastWebSocket.server(maxPayload: settings.socket.maxPayload) { head, _, _ in
+        // The socket endpoint runs on a plain NIO WebSocket pipeline (WebSocketServerChannel),
+        // shared with the Autobahn conformance echo; every other request goes to the router.
+        let limits = WebSocketLimits(maxMessageSize: settings.socket.maxPayload, maxQueuedFrames: settings.socket.outboundQueueLimit)
+        let socketServer = WebSocketServerChannel.builder(limits: limits) { head in
             let request = EngineIORequest(target: head.path ?? "/")
             // Anything else falls through to the router, which explains the refusal.
-            guard request.isSocketIOPath, request.websocketRefusal == nil else { return .dontUpgrade }
-            let connection = SocketConnection(services: socketServices, upgradeToken: request.token(headers: head.headerFields))
-            return .upgrade([:]) { inbound, outbound, _ in
-                try await connection.run(inbound: inbound, outbound: outbound)
-            }
+            guard request.isSocketIOPath, request.websocketRefusal == nil else { return nil }
+            let token = request.token(headers: head.headerFields)
+            return { _ in EngineIOEndpoint(services: socketServices, upgradeToken: token) }
         }
         var app = Application(
             router: router,

@@ -1,19 +1,16 @@
 import Hummingbird
-import HummingbirdWebSocket
 import RoomcastCore
 
-/// The request context of every Roomcast route, REST and WebSocket upgrade alike.
+/// The request context of every Roomcast route.
 ///
 /// It carries the authenticated user, set by ``AuthMiddleware`` from a Bearer token; routes that
 /// need one call ``requireUser()``.
-struct RoomcastRequestContext: RequestContext, WebSocketRequestContext {
+struct RoomcastRequestContext: RequestContext {
     /// The largest request body decoded by default: 1 MiB.
     static let defaultMaxUploadSize = 1 << 20
 
     /// Hummingbird's per-request storage (logger, route parameters).
     var coreContext: CoreRequestContextStorage
-    /// Where the WebSocket router hands the upgrade's handler back to the server.
-    let webSocket: WebSocketHandlerReference<Self>
     /// The user whose valid token came with the request; `nil` when it had no `Authorization`.
     var userID: UserID?
     /// The largest body `request.decode(as:context:)` reads; a larger one answers 413
@@ -23,7 +20,6 @@ struct RoomcastRequestContext: RequestContext, WebSocketRequestContext {
     /// Creates the context of a new request.
     init(source: Source) {
         self.coreContext = .init(source: source)
-        self.webSocket = .init()
     }
 
     /// The authenticated user.

@@ -3,156 +3,99 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import RoomcastCore
-import ServiceLifecycle
 import SocketIO
 import Synchronization
-import HummingbirdWebSocket
 
-/// One WebSocket connection speaking Engine.IO v4 and Socket.IO v5.
-///
-/// Three tasks: this one reads and handles packets one at a time; a writer drains the session's
-/// queue into the socket; a keep-alive sends Engine.IO pings and closes a socket that stops
-/// answering (or never sends CONNECT).
-struct SocketConnection {
+/// The Socket.IO side of one connection: packets are handled one at a time, in order, by a task
+/// that runs only while there are packets (an idle connection has no task at all).
+final class SocketConnection: Sendable {
+    /// What the connection's task handles next.
+    enum Inbound {
+        /// A Socket.IO packet (an Engine.IO message's body).
+        case packet(ByteBuffer)
+        /// Input refused before it reached Socket.IO (a binary frame, a bad Engine.IO packet):
+        /// answered in order with the packets around it.
+        case refused(RoomcastError)
+        /// The connection closed: leave everything.
+        case disconnect
+    }
+
+    /// Packets waiting, and whether a task is handling them.
+    private struct Inbox {
+        var pending: [Inbound] = []
+        var isHandling = false
+        var ended = false
+    }
+
+    /// Packets that may wait while one is handled, before a client that sends without waiting
+    /// for its acks is closed (1008).
+    static let maxPendingPackets = 1024
+
     let services: SocketServices
+    let session: SocketSession
     /// A token from the upgrade request (`Authorization` header or `token` query), used when the
     /// CONNECT packet carries none.
     let upgradeToken: String?
+    private let inbox = Mutex(Inbox())
+    private let state: SocketState
+    private let logger: Logger
 
-    /// Runs the connection until either side closes it.
-    /// - Throws: the WebSocket protocol error that ended the read (bad UTF-8, a message too large
-    ///   …), after the session is cleaned up, so the WebSocket layer closes with its code.
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let settings = services.settings
-        let (session, queue) = SocketSession.make(id: Self.randomID(), queueLimit: settings.outboundQueueLimit)
-        var sessionLogger = services.logger
-        sessionLogger[metadataKey: "sid"] = "\(session.id)"
-        let logger = sessionLogger
-        session.send(Self.openPacket(session.id, settings))
+    init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
+        self.session = session
+        self.services = services
+        self.upgradeToken = upgradeToken
+        self.state = SocketState(session: session, services: services)
+        var logger = services.logger
+        logger[metadataKey: "sid"] = "\(session.id)"
+        self.logger = logger
+    }
 
-        // On SIGTERM the server stops accepting; open sockets are closed (1001, going away, unless
-        // the WebSocket layer's own shutdown handler sends its 1000 first) so their clients
-        // reconnect to another node instead of holding this one up.
-        let readError: (any Error)? = await withGracefulShutdownHandler {
-            // The writer is not cancelled with the timers: it drains what is queued and sends the
-            // close frame (1001 on a drain), then ends because the closed queue ends.
-            async let writing: Void = Self.write(queue, to: outbound, session: session, logger: logger)
-            let readError = await withTaskGroup(of: Void.self, returning: (any Error)?.self) { group in
-                // The state lives in this closure only: the reader is its one owner.
-                let state = SocketState(session: session, services: services)
-                group.addTask { await Self.keepAlive(session, settings) }
-                var readError: (any Error)?
-                do {
-                    for try await message in RoomcastWebSocket.messages(inbound, maxPayload: settings.maxPayload) {
-                        guard await handle(message, state: state, logger: logger) else { break }
-                    }
-                } catch {
-                    logger.debug("socket read ended", metadata: ["error": "\(error)"])
-                    readError = error
-                }
+    /// Queues a packet (or the end) for the connection's task, starting it if it is not running.
+    func enqueue(_ item: Inbound) {
+        let start = inbox.withLock { inbox -> Bool in
+            guard !inbox.ended else { return false }
+            if case .disconnect = item { inbox.ended = true }
+            guard inbox.pending.count < Self.maxPendingPackets else {
+                session.close(.policyViolation, reason: "too many packets waiting: wait for acks before sending more")
+                return false
+            }
+            inbox.pending.append(item)
+            guard !inbox.isHandling else { return false }
+            inbox.isHandling = true
+            return true
+        }
+        if start {
+            Task { await self.handlePending() }
+        }
+    }
+
+    /// Handles packets until none is left. Only one such task runs at a time (`isHandling`), so
+    /// the state has one user at a time, in the order the packets came.
+    private func handlePending() async {
+        while let item = nextPending() {
+            switch item {
+            case .packet(let body):
+                await handleSocketIO(body, state: state, logger: logger)
+            case .refused(let error):
+                reject(error, state: state)
+            case .disconnect:
                 state.disconnect()
-                session.close(.normalClosure, reason: "")
-                group.cancelAll()
-                return readError
+                logger.debug("socket closed")
             }
-            await writing
-            logger.debug("socket closed")
-            return readError
-        } onGracefulShutdown: {
-            session.close(.goingAway, reason: "server shutting down")
-        }
-        if let readError { throw readError }
-    }
-
-    // MARK: Writer and keep-alive
-
-    private static func write(_ queue: AsyncStream<SocketSession.Outbound>, to outbound: WebSocketOutboundWriter, session: SocketSession, logger: Logger) async {
-        do {
-            for await item in queue {
-                switch item {
-                case .frame(let frame):
-                    try await RoomcastWebSocket.write(frame, opcode: .text, to: outbound)
-                }
-            }
-            if let (code, reason) = session.closeReason, code != .normalClosure {
-                logger.info("closing socket", metadata: ["reason": "\(reason)"])
-                try await outbound.close(code, reason: reason)
-            }
-        } catch {
-            logger.debug("socket write failed", metadata: ["error": "\(error)"])
         }
     }
 
-    /// Engine.IO's timers, in one task rather than one each (a task per socket is memory per
-    /// connection): the connect timeout, and a ping every `pingInterval` that must be answered
-    /// within `pingTimeout`, counted from the check of the previous one.
-    private static func keepAlive(_ session: SocketSession, _ settings: SocketSettings) async {
-        let clock = ContinuousClock()
-        let ping = EngineIOPacket.ping(nil).encoded()
-        var connectDeadline: ContinuousClock.Instant? = clock.now + settings.connectTimeout
-        var nextPing = clock.now + settings.pingInterval
-        // While a ping is unanswered: the pong count when it went out, and its deadline.
-        var awaiting: (pongs: UInt64, deadline: ContinuousClock.Instant)?
-        while true {
-            let timer = awaiting?.deadline ?? nextPing
-            let wake = connectDeadline.map { min($0, timer) } ?? timer
-            guard (try? await Task.sleep(until: wake, clock: clock)) != nil else { return }
-            let now = clock.now
-            if let deadline = connectDeadline, now >= deadline {
-                connectDeadline = nil
-                if !session.hasConnected.load(ordering: .relaxed) {
-                    session.close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
-                    return
-                }
+    private func nextPending() -> Inbound? {
+        inbox.withLock { inbox in
+            guard !inbox.pending.isEmpty else {
+                inbox.isHandling = false
+                return nil
             }
-            if let pending = awaiting {
-                guard now >= pending.deadline else { continue }
-                if session.pongs.load(ordering: .relaxed) == pending.pongs {
-                    session.close(.goingAway, reason: "ping timeout")
-                    return
-                }
-                awaiting = nil
-                nextPing = now + settings.pingInterval
-            } else if now >= nextPing {
-                awaiting = (session.pongs.load(ordering: .relaxed), now + settings.pingTimeout)
-                session.send(ping)
-            }
+            return inbox.pending.removeFirst()
         }
     }
 
     // MARK: Packets
-
-    /// Handles one WebSocket message; false when the connection should end.
-    private func handle(_ message: WebSocketMessage, state: SocketState, logger: Logger) async -> Bool {
-        let text: ByteBuffer
-        switch message {
-        case .text(let string):
-            text = ByteBuffer(string: string)
-        case .binary:
-            reject(RoomcastError(.malformedPacket, "binary frames are not supported: send JSON text"), state: state)
-            return true
-        }
-        let packet: EngineIOPacket
-        do {
-            packet = try EngineIOPacket(decoding: text)
-        } catch {
-            reject(RoomcastError(.malformedPacket, error.message), state: state)
-            return true
-        }
-        switch packet {
-        case .message(let body):
-            await handleSocketIO(body, state: state, logger: logger)
-        case .ping(let data):
-            state.session.send(EngineIOPacket.pong(data).encoded())
-        case .pong:
-            state.session.pongs.add(1, ordering: .relaxed)
-        case .close:
-            return false
-        case .open, .upgrade, .noop:
-            break
-        }
-        return true
-    }
 
     private func handleSocketIO(_ body: ByteBuffer, state: SocketState, logger: Logger) async {
         let packet: SocketIOPacket
@@ -234,7 +177,7 @@ struct SocketConnection {
 
     // MARK: Helpers
 
-    private static func openPacket(_ sid: String, _ settings: SocketSettings) -> ByteBuffer {
+    static func openPacket(_ sid: String, _ settings: SocketSettings) -> ByteBuffer {
         EngineIOHandshake(
             sid: sid,
             upgrades: [],

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOWebSocket
 import RedisClient
 import RoomcastCore
 import ServiceLifecycle
@@ -139,16 +140,40 @@ final class SocketHub: Service, Sendable {
 
 
     /// Sends an event's bytes to sessions, each getting its frame (per-recipient events).
-    private static func forward(_ envelope: EventEnvelope, to sessions: [Member], channel: String) {
-        if envelope.listedFrame == nil {
-            for member in sessions {
-                member.session.deliver(envelope.frame, offset: envelope.offset, channel: channel)
-            }
-        } else {
-            for member in sessions {
-                member.session.deliver(envelope.frame(for: member.user), offset: envelope.offset, channel: channel)
+    ///
+    /// The frame is encoded once; each event loop gets one task that writes it to its sessions
+    /// (none when it is the loop this runs on), not one hop per recipient.
+    private static func forward(_ envelope: EventEnvelope, to members: [Member], channel: String) {
+        guard !members.isEmpty else { return }
+        let shared = envelope.listedFrame == nil ? WebSocketFrameBytes.frame(.text, envelope.frame) : nil
+        let offset = envelope.offset
+        let write: @Sendable ([Member]) -> Void = { members in
+            for member in members {
+                let frame = shared ?? WebSocketFrameBytes.frame(.text, envelope.frame(for: member.user))
+                member.session.deliver(frame, offset: offset, channel: channel)
             }
         }
+        for (loop, group) in groupedByLoop(members) {
+            if loop.inEventLoop {
+                write(group)
+            } else {
+                loop.execute { write(group) }
+            }
+        }
+    }
+
+    /// Members by the event loop of their connection (a node has a few loops: a linear search).
+    private static func groupedByLoop(_ members: [Member]) -> [(any EventLoop, [Member])] {
+        var groups: [(loop: any EventLoop, members: [Member])] = []
+        for member in members {
+            let loop = member.session.eventLoop
+            if let index = groups.firstIndex(where: { $0.loop === loop }) {
+                groups[index].members.append(member)
+            } else {
+                groups.append((loop, [member]))
+            }
+        }
+        return groups.map { ($0.loop, $0.members) }
     }
 
     /// The pub/sub link is down: hold room events from now on (none arrive until it is back).

@@ -4,9 +4,11 @@ import SocketIO
 
 /// One connection's Socket.IO state: who it is and which rooms it joined.
 ///
-/// Owned by the connection's reader task, which handles one packet at a time: nothing else
-/// touches it, so it needs no lock.
-final class SocketState {
+/// Used only by the connection's packet task, which handles one packet at a time, and of which
+/// one runs at a time: `SocketConnection`'s inbox starts the next task only after the last one
+/// found it empty, under its lock, so each task sees everything the one before it did. That
+/// hand-over is why it may cross tasks without a lock of its own.
+final class SocketState: @unchecked Sendable {
     let session: SocketSession
     let services: SocketServices
     /// The authenticated user once CONNECT succeeded.

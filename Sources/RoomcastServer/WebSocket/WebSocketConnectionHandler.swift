@@ -1,0 +1,218 @@
+public import NIOCore
+public import NIOWebSocket
+
+/// The WebSocket protocol of one upgraded connection, as a plain NIO handler: control frames,
+/// the close handshake, reassembly and validation, and writes of frames already encoded.
+///
+/// Why not hummingbird-websocket here: its per-connection tasks, async streams and buffers cost
+/// about 25 KiB per idle connection, and every frame sent to a socket went through a task hop
+/// of its own. Here an idle connection is its channel and this handler, and a fan-out writes the
+/// same frame bytes to each channel from its event loop.
+public final class WebSocketConnectionHandler: ChannelInboundHandler {
+    public typealias InboundIn = WebSocketFrame
+    public typealias OutboundOut = ByteBuffer
+
+    /// How long the server waits for the client's close frame after sending its own.
+    static let closeTimeout: TimeAmount = .seconds(2)
+
+    private enum State {
+        case open
+        /// The server sent its close frame and waits for the client's.
+        case closing
+        case closed
+    }
+
+    private let endpoint: any WebSocketEndpoint
+    private var assembler: WebSocketMessageAssembler
+    /// Frames written while the socket could not take more (the kernel buffer and NIO's high
+    /// watermark both full); past `maxQueuedFrames` the client is too slow and is closed.
+    private let maxQueuedFrames: Int
+    private var framesWhileUnwritable = 0
+    private var state = State.open
+    private var context: ChannelHandlerContext?
+
+    /// - Parameters:
+    ///   - maxMessageSize: the largest message, fragments together.
+    ///   - maxQueuedFrames: how many frames may wait for a client that reads too slowly.
+    public init(endpoint: any WebSocketEndpoint, maxMessageSize: Int, maxQueuedFrames: Int) {
+        self.endpoint = endpoint
+        self.assembler = WebSocketMessageAssembler(maxMessageSize: maxMessageSize)
+        self.maxQueuedFrames = maxQueuedFrames
+    }
+
+    /// The connection's event loop: call the methods below on it only.
+    public var eventLoop: any EventLoop { context!.eventLoop }
+
+    // MARK: Writing
+
+    /// Queues a frame from ``WebSocketFrameBytes``; it goes out at the next ``flush()``.
+    /// Nothing is written once the connection is closing.
+    public func write(_ frame: ByteBuffer) {
+        guard case .open = state, let context else { return }
+        if !context.channel.isWritable {
+            framesWhileUnwritable += 1
+            if framesWhileUnwritable > maxQueuedFrames {
+                close(WebSocketCloseReason(.policyViolation, "client too slow to receive its events"))
+                return
+            }
+        }
+        context.write(wrapOutboundOut(frame), promise: nil)
+    }
+
+    /// Sends what was written.
+    public func flush() {
+        context?.flush()
+    }
+
+    /// Sends a close frame after what was written, then waits a moment for the client's close
+    /// before dropping the connection. The first close wins.
+    public func close(_ reason: WebSocketCloseReason) {
+        guard case .open = state, let context else { return }
+        state = .closing
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrameBytes.close(reason, allocator: context.channel.allocator)), promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: Self.closeTimeout) {
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    // MARK: Channel events
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { endpoint.opened(self) }
+    }
+
+    public func channelActive(context: ChannelHandlerContext) {
+        endpoint.opened(self)
+        context.fireChannelActive()
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        if case .closed = state {} else {
+            state = .closed
+            endpoint.closed()
+        }
+        context.fireChannelInactive()
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    public func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { framesWhileUnwritable = 0 }
+        context.fireChannelWritabilityChanged()
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            endpoint.shouldQuiesce()
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch error as? NIOWebSocketError {
+        case .invalidFrameLength:
+            fail(WebSocketCloseReason(.messageTooLarge, "frame larger than the server accepts"))
+        case .fragmentedControlFrame, .multiByteControlFrameLength:
+            fail(.protocolError("control frames must be final and at most 125 bytes"))
+        case nil:
+            // A reset or a failed read: nothing can be sent any more.
+            context.close(promise: nil)
+        }
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch state {
+        case .open:
+            break
+        case .closing:
+            // Only the client's close matters now: it ends the handshake.
+            if frame.opcode == .connectionClose { context.close(promise: nil) }
+            return
+        case .closed:
+            return
+        }
+        guard !frame.rsv1, !frame.rsv2, !frame.rsv3 else {
+            return fail(.protocolError("reserved bits set, and no extension was negotiated"))
+        }
+        guard frame.maskKey != nil else {
+            return fail(.protocolError("client frames must be masked"))
+        }
+        switch frame.opcode {
+        case .text, .binary, .continuation:
+            do {
+                if let message = try assembler.receive(frame.opcode, fin: frame.fin, data: frame.unmaskedData) {
+                    endpoint.received(message)
+                }
+            } catch {
+                fail(error)
+            }
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrameBytes.frame(.pong, frame.unmaskedData, allocator: context.channel.allocator)), promise: nil)
+        case .pong:
+            // Engine.IO keeps connections alive with its own packets; WebSocket pongs are allowed
+            // unsolicited and mean nothing here.
+            break
+        case .connectionClose:
+            receivedClose(frame.unmaskedData, context: context)
+        default:
+            fail(.protocolError("reserved opcode \(frame.opcode)"))
+        }
+    }
+
+    // MARK: Closing
+
+    /// The client closes: echo its code (RFC 6455 §5.5.1) unless the frame is invalid, then drop
+    /// the connection once the echo is out.
+    private func receivedClose(_ payload: ByteBuffer, context: ChannelHandlerContext) {
+        var payload = payload
+        let reply: WebSocketCloseReason
+        switch payload.readableBytes {
+        case 0:
+            reply = WebSocketCloseReason(.normalClosure)
+        case 1:
+            reply = .protocolError("a close payload needs a 2-byte code")
+        default:
+            let code = payload.readWebSocketErrorCode()!
+            if !Self.isValidCloseCode(code) {
+                reply = .protocolError("invalid close code")
+            } else if !Self.isUTF8(payload) {
+                reply = .protocolError("close reason is not valid UTF-8")
+            } else {
+                reply = WebSocketCloseReason(code)
+            }
+        }
+        fail(reply)
+    }
+
+    /// Codes a peer may send: the defined ones, and 3000–4999 for libraries and applications.
+    private static func isValidCloseCode(_ code: WebSocketErrorCode) -> Bool {
+        switch code {
+        case .unknown(let value): return (3000...4999).contains(value)
+        default: return true
+        }
+    }
+
+    private static func isUTF8(_ text: ByteBuffer) -> Bool {
+        var validator = UTF8Validator()
+        return text.withUnsafeReadableBytes { validator.feed($0) } && validator.isAtCharacterBoundary
+    }
+
+    /// Sends a close frame and drops the connection as soon as it is written.
+    private func fail(_ reason: WebSocketCloseReason) {
+        guard case .open = state, let context else { return }
+        state = .closing
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrameBytes.close(reason, allocator: context.channel.allocator))).whenComplete { _ in
+            loopBound.value.close(promise: nil)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension WebSocketConnectionHandler: Sendable {}

@@ -1,0 +1,74 @@
+public import HummingbirdCore
+public import NIOHTTPTypes
+public import Logging
+public import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+
+/// A node's HTTP/1.1 connections: requests go to Hummingbird's responder, and the upgrades its
+/// ``WebSocketRoute`` accepts go to a plain NIO WebSocket pipeline
+/// (``WebSocketConnectionHandler``).
+public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
+    /// What a connection became once its first request was read.
+    public enum UpgradeResult: Sendable {
+        /// A WebSocket connection: its handler runs it from here, with no task of its own.
+        case upgraded
+        case notUpgraded(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    }
+
+    public struct Value: ServerChildChannelValue {
+        let upgradeResult: EventLoopFuture<UpgradeResult>
+        public let channel: any Channel
+    }
+
+    public let responder: Responder
+    private let limits: WebSocketLimits
+    private let route: WebSocketRoute
+
+    /// A server builder for `Application(server:)`.
+    public static func builder(limits: WebSocketLimits, route: @escaping WebSocketRoute) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            WebSocketServerChannel(responder: responder, limits: limits, route: route)
+        }
+    }
+
+    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let upgrader = WebSocketUpgrader(limits: limits, route: route)
+            let upgrade = NIOTypedHTTPServerUpgradeConfiguration<UpgradeResult>(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(isOutboundHalfClosureEnabled: true)
+                        )
+                        return .notUpgraded(http)
+                    }
+                }
+            )
+            var configuration = NIOUpgradableHTTPServerPipelineConfiguration(upgradeConfiguration: upgrade)
+            // Hummingbird pipelines requests and handles HTTP errors and header validation itself.
+            configuration.enablePipelining = false
+            configuration.enableErrorHandling = false
+            configuration.enableResponseHeaderValidation = false
+            let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            return Value(upgradeResult: result, channel: channel)
+        }
+    }
+
+    public func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.upgradeResult.get() {
+            case .upgraded:
+                break
+            case .notUpgraded(let http):
+                await handleHTTP(asyncChannel: http, logger: logger)
+            }
+        } catch {
+            logger.debug("connection ended before its first request", metadata: ["error": "\(error)"])
+        }
+    }
+}
