@@ -1,7 +1,6 @@
 import ArgumentParser
 
-/// `roomcast`: the gateway's command-line entry point.
-@main
+/// `roomcast`: the gateway's command line (started by `Main`).
 struct RoomcastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roomcast",

@@ -11,10 +11,14 @@ final class EngineIOEndpoint: WebSocketEndpoint {
     private let services: SocketServices
     private let upgradeToken: String?
     private var connection: SocketConnection?
-    /// The next keep-alive step: a ping, or the check that it was answered.
-    private var keepAlive: Scheduled<Void>?
-    private var connectTimeout: Scheduled<Void>?
-    /// A ping is out and no pong has come yet.
+    /// The one timer of the connection (a timer each is memory per connection): the connect
+    /// timeout, the next ping, or the check that the last ping was answered.
+    private var timer: Scheduled<Void>?
+    /// Until CONNECT succeeds, when the socket is closed for not sending it.
+    private var connectDeadline: NIODeadline?
+    private var nextPing = NIODeadline.distantFuture
+    /// While a ping is out: when it must have been answered.
+    private var pongDeadline: NIODeadline?
     private var awaitingPong = false
 
     init(services: SocketServices, upgradeToken: String?) {
@@ -28,13 +32,10 @@ final class EngineIOEndpoint: WebSocketEndpoint {
         self.connection = connection
         let settings = services.settings
         session.send(SocketConnection.openPacket(session.id, settings))
-        let loop = handler.eventLoop.assumeIsolated()
-        connectTimeout = loop.scheduleTask(in: .init(settings.connectTimeout)) {
-            if !session.hasConnected.load(ordering: .relaxed) {
-                session.close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
-            }
-        }
-        schedulePing(on: loop)
+        let now = NIODeadline.now()
+        connectDeadline = now + .init(settings.connectTimeout)
+        nextPing = now + .init(settings.pingInterval)
+        arm(handler.eventLoop.assumeIsolated())
     }
 
     func received(_ message: WebSocketDataMessage) {
@@ -75,28 +76,42 @@ final class EngineIOEndpoint: WebSocketEndpoint {
     }
 
     func closed() {
-        keepAlive?.cancel()
-        connectTimeout?.cancel()
+        timer?.cancel()
         guard let connection else { return }
         connection.session.connectionClosed()
         connection.enqueue(.disconnect)
     }
 
+    // MARK: Keep-alive
+
+    private func arm(_ loop: NIOIsolatedEventLoop) {
+        let next = min(connectDeadline ?? .distantFuture, pongDeadline ?? nextPing)
+        timer = loop.scheduleTask(deadline: next) { [self] in tick(loop) }
+    }
+
     /// A ping every `pingInterval`, which must be answered within `pingTimeout`; the next one is
-    /// counted from the check (as before: a client sees the same rhythm).
-    private func schedulePing(on loop: NIOIsolatedEventLoop) {
+    /// counted from that check. A socket that has not connected by `connectTimeout` is closed.
+    private func tick(_ loop: NIOIsolatedEventLoop) {
+        guard let session = connection?.session else { return }
         let settings = services.settings
-        keepAlive = loop.scheduleTask(in: .init(settings.pingInterval)) { [self] in
-            guard let session = connection?.session else { return }
-            awaitingPong = true
-            session.send(EngineIOPacket.ping(nil).encoded())
-            keepAlive = loop.scheduleTask(in: .init(settings.pingTimeout)) { [self] in
-                if awaitingPong {
-                    session.close(.goingAway, reason: "ping timeout")
-                } else {
-                    schedulePing(on: loop)
-                }
+        let now = NIODeadline.now()
+        if let deadline = connectDeadline, now >= deadline {
+            connectDeadline = nil
+            if !session.hasConnected.load(ordering: .relaxed) {
+                return session.close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
             }
         }
+        if let deadline = pongDeadline {
+            if now >= deadline {
+                if awaitingPong { return session.close(.goingAway, reason: "ping timeout") }
+                pongDeadline = nil
+                nextPing = now + .init(settings.pingInterval)
+            }
+        } else if now >= nextPing {
+            awaitingPong = true
+            pongDeadline = now + .init(settings.pingTimeout)
+            session.send(EngineIOPacket.ping(nil).encoded())
+        }
+        arm(loop)
     }
 }

@@ -187,9 +187,19 @@ final class SocketConnection: Sendable {
         ).packet.encoded()
     }
 
-    /// 20 URL-safe random characters, like Engine.IO's own ids.
+    /// 20 URL-safe random characters (120 bits), like Engine.IO's own ids: two draws from the
+    /// system generator, not one per character.
     static func randomID() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        return String((0..<20).map { _ in alphabet.randomElement()! })
+        var generator = SystemRandomNumberGenerator()
+        let draws = (generator.next() as UInt64, generator.next() as UInt64)
+        return String(unsafeUninitializedCapacity: 20) { characters in
+            for index in 0..<20 {
+                let sixBits = Int(truncatingIfNeeded: (index < 10 ? draws.0 : draws.1) >> (UInt64(index % 10) * 6)) & 63
+                characters[index] = idAlphabet[sixBits]
+            }
+            return 20
+        }
     }
+
+    private static let idAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 }

@@ -34,7 +34,7 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            let upgrader = WebSocketUpgrader(limits: limits, route: route)
+            let upgrader = WebSocketUpgrader(limits: limits, route: route, eventLoop: channel.eventLoop)
             let upgrade = NIOTypedHTTPServerUpgradeConfiguration<UpgradeResult>(
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in

@@ -37,13 +37,23 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
     let requiredUpgradeHeaders: [String] = []
     let limits: WebSocketLimits
     let route: WebSocketRoute
+    /// The accepted request's endpoint factory, from the response to the upgrade (one upgrader
+    /// per connection, both steps on its event loop).
+    let accepted: NIOLoopBoundBox<(@Sendable (any Channel) -> any WebSocketEndpoint)?>
+
+    init(limits: WebSocketLimits, route: @escaping WebSocketRoute, eventLoop: any EventLoop) {
+        self.limits = limits
+        self.route = route
+        self.accepted = NIOLoopBoundBox(nil, eventLoop: eventLoop)
+    }
 
     func buildUpgradeResponse(channel: any Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
         channel.eventLoop.makeCompletedFuture {
             let keys = upgradeRequest.headers[canonicalForm: "sec-websocket-key"]
             guard keys.count == 1, upgradeRequest.headers.first(name: "sec-websocket-version") == "13",
-                route(try HTTPRequest(upgradeRequest, secure: false, splitCookie: false)) != nil
+                let makeEndpoint = route(try HTTPRequest(upgradeRequest, secure: false, splitCookie: false))
             else { throw Declined() }
+            accepted.value = makeEndpoint
             var headers = initialResponseHeaders
             headers.replaceOrAdd(name: "Upgrade", value: "websocket")
             headers.replaceOrAdd(name: "Connection", value: "upgrade")
@@ -54,7 +64,8 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
 
     func upgrade(channel: any Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<WebSocketServerChannel.UpgradeResult> {
         channel.eventLoop.makeCompletedFuture {
-            guard let makeEndpoint = route(try HTTPRequest(upgradeRequest, secure: false, splitCookie: false)) else { throw Declined() }
+            guard let makeEndpoint = accepted.value else { throw Declined() }
+            accepted.value = nil
             let handler = WebSocketConnectionHandler(
                 endpoint: makeEndpoint(channel), maxMessageSize: limits.maxMessageSize, maxQueuedFrames: limits.maxQueuedFrames
             )
