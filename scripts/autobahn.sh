@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # WebSocket conformance: Autobahn|Testsuite's fuzzing client (tests/autobahn/fuzzingclient.json)
 # against roomcast-autobahn-echo, an echo served by the gateway's own WebSocket stack
-# (RoomcastWebSocket). Prints the count of cases per behavior and every case that is not OK, and
+# (WebSocketServerChannel). Prints the count of cases per behavior and every case that is not OK, and
 # exits non-zero when a case FAILED or the run did not finish. Reports go to var/autobahn/reports/.
 #
 #   scripts/autobahn.sh                     # every case, the 9.* performance cases included

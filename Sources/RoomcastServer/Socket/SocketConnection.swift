@@ -38,16 +38,19 @@ final class SocketConnection: Sendable {
     let upgradeToken: String?
     private let inbox = Mutex(Inbox())
     private let state: SocketState
-    private let logger: Logger
+    /// Made when a line is logged (a connection's few lines): a logger kept per connection,
+    /// with its own metadata, would be memory per idle connection.
+    private var logger: Logger {
+        var logger = services.logger
+        logger[metadataKey: "sid"] = "\(session.id)"
+        return logger
+    }
 
     init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
         self.session = session
         self.services = services
         self.upgradeToken = upgradeToken
         self.state = SocketState(session: session, services: services)
-        var logger = services.logger
-        logger[metadataKey: "sid"] = "\(session.id)"
-        self.logger = logger
     }
 
     /// Queues a packet (or the end) for the connection's task, starting it if it is not running.
@@ -75,7 +78,7 @@ final class SocketConnection: Sendable {
         while let item = nextPending() {
             switch item {
             case .packet(let body):
-                await handleSocketIO(body, state: state, logger: logger)
+                await handleSocketIO(body, state: state)
             case .refused(let error):
                 reject(error, state: state)
             case .disconnect:
@@ -97,7 +100,7 @@ final class SocketConnection: Sendable {
 
     // MARK: Packets
 
-    private func handleSocketIO(_ body: ByteBuffer, state: SocketState, logger: Logger) async {
+    private func handleSocketIO(_ body: ByteBuffer, state: SocketState) async {
         let packet: SocketIOPacket
         do {
             packet = try SocketIOPacket(decoding: body)
@@ -107,7 +110,7 @@ final class SocketConnection: Sendable {
         }
         switch packet.kind {
         case .connect:
-            await connect(packet, state: state, logger: logger)
+            await connect(packet, state: state)
         case .disconnect:
             state.disconnect()
         case .event:
@@ -147,7 +150,7 @@ final class SocketConnection: Sendable {
         var token: String?
     }
 
-    private func connect(_ packet: SocketIOPacket, state: SocketState, logger: Logger) async {
+    private func connect(_ packet: SocketIOPacket, state: SocketState) async {
         guard packet.namespace == "/" else {
             state.session.send(SocketReply.connectError(RoomcastError(.init(rawValue: "invalid_namespace"), "Invalid namespace"), namespace: packet.namespace))
             return

@@ -3,7 +3,10 @@ import RedisClient
 import RoomcastCore
 
 /// What a socket connection needs from the node, built once at start-up.
-struct SocketServices: Sendable {
+///
+/// A class: every connection refers to the one instance (a struct this size, copied into each
+/// connection's objects, was about a kilobyte per idle connection).
+final class SocketServices: Sendable {
     let settings: SocketSettings
     let hub: SocketHub
     let tokens: TokenService
@@ -20,4 +23,38 @@ struct SocketServices: Sendable {
     /// Limit for Redis-backed steps of a socket event (subscription confirmations).
     let redisTimeout: Duration
     let logger: Logger
+
+    init(
+        settings: SocketSettings,
+        hub: SocketHub,
+        tokens: TokenService,
+        users: UserStore,
+        rooms: RoomStore,
+        messages: MessageStore,
+        elements: ElementStore,
+        eventLog: RoomEventLog,
+        reactions: ReactionStore,
+        notifier: Notifier,
+        presence: PresenceKeeper,
+        userEvents: UserEvents,
+        events: SocketEventRouter,
+        redisTimeout: Duration,
+        logger: Logger
+    ) {
+        self.settings = settings
+        self.hub = hub
+        self.tokens = tokens
+        self.users = users
+        self.rooms = rooms
+        self.messages = messages
+        self.elements = elements
+        self.eventLog = eventLog
+        self.reactions = reactions
+        self.notifier = notifier
+        self.presence = presence
+        self.userEvents = userEvents
+        self.events = events
+        self.redisTimeout = redisTimeout
+        self.logger = logger
+    }
 }
