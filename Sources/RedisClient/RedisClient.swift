@@ -20,6 +20,7 @@ public final class RedisClient: Service, Sendable {
     // A mutex, not an actor: a lease is a few instructions and must not cost a task hop per command.
     private let pool: Mutex<Pool>
     private let nextWaiterID = Atomic<Int>(0)
+    private let metrics = RedisCommandMetrics()
 
     /// Creates a client; it connects once `run()` is running.
     public init(
@@ -59,8 +60,26 @@ public final class RedisClient: Service, Sendable {
     /// - Throws: ``RedisError`` with code ``RedisError/Code/reply`` carrying Redis's message for an
     ///   error reply, or a connection or timeout code.
     public func send(_ command: RedisCommand, timeout: Duration? = nil) async throws(RedisError) -> RedisReply {
-        let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
-        return try await lease(deadline: deadline, for: command.name).send(command, deadline: deadline)
+        try await send(command, timeout: timeout, measuredAs: metrics.instruments(for: command.name))
+    }
+
+    /// Sends one command, recording its duration and failure in `instruments` when given.
+    func send(_ command: RedisCommand, timeout: Duration?, measuredAs instruments: RedisCommandMetrics.Instruments?) async throws(RedisError) -> RedisReply {
+        let start = NIODeadline.now()
+        let deadline = start + TimeAmount(timeout ?? configuration.commandTimeout)
+        do {
+            let reply = try await lease(deadline: deadline, for: command.name).send(command, deadline: deadline)
+            instruments?.succeeded(since: start)
+            return reply
+        } catch {
+            instruments?.failed(since: start)
+            throw error
+        }
+    }
+
+    /// The instruments a script's runs are recorded in (its name is the `command` label).
+    func instruments(for script: RedisScript) -> RedisCommandMetrics.Instruments {
+        metrics.instruments(for: script.name)
     }
 
     /// Sends one command given as words: `send("INCR", "counter")`.
@@ -77,8 +96,18 @@ public final class RedisClient: Service, Sendable {
     /// as ``RedisReply/error(_:)`` elements.
     public func pipeline(_ commands: [RedisCommand], timeout: Duration? = nil) async throws(RedisError) -> [RedisReply] {
         guard let first = commands.first else { return [] }
-        let deadline = NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
-        return try await lease(deadline: deadline, for: first.name).pipeline(commands, deadline: deadline)
+        let instruments = metrics.instruments(for: commands)
+        let start = NIODeadline.now()
+        let deadline = start + TimeAmount(timeout ?? configuration.commandTimeout)
+        do {
+            let replies = try await lease(deadline: deadline, for: first.name).pipeline(commands, deadline: deadline)
+            instruments.succeeded(since: start)
+            instruments.countErrors(in: replies)
+            return replies
+        } catch {
+            instruments.failed(since: start)
+            throw error
+        }
     }
 
     /// `PING`: true when Redis answered in time.

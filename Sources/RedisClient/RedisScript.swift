@@ -1,4 +1,5 @@
 import Crypto
+import NIOCore
 
 /// A Lua script known by its SHA1, run with `EVALSHA`.
 public struct RedisScript: Sendable, Hashable {
@@ -40,11 +41,23 @@ extension RedisClient {
         timeout: Duration? = nil
     ) async throws(RedisError) -> RedisReply {
         let command = RedisCommand("EVALSHA", [script.sha1, keys.count] + keys + arguments, keys: keys)
-        do {
-            return try await send(command, timeout: timeout)
-        } catch where error.replyPrefix == "NOSCRIPT" {
-            try await load([script])
-            return try await send(command, timeout: timeout)
+        // Measured as one command named after the script, a reload included: a NOSCRIPT
+        // answered by loading it again is not a failure the caller sees.
+        let measured = instruments(for: script)
+        let start = NIODeadline.now()
+        do throws(RedisError) {
+            let reply: RedisReply
+            do throws(RedisError) {
+                reply = try await send(command, timeout: timeout, measuredAs: nil)
+            } catch where error.replyPrefix == "NOSCRIPT" {
+                try await load([script])
+                reply = try await send(command, timeout: timeout, measuredAs: nil)
+            }
+            measured.succeeded(since: start)
+            return reply
+        } catch {
+            measured.failed(since: start)
+            throw error
         }
     }
 }

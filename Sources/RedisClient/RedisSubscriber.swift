@@ -1,4 +1,5 @@
 public import Logging
+import Metrics
 public import NIOCore
 public import NIOPosix
 public import ServiceLifecycle
@@ -39,6 +40,8 @@ public final class RedisSubscriber: Service, Sendable {
     // subscribe and unsubscribe calls reach Redis in the order they changed the set.
     private let state = Mutex(State())
     private let nextWaiterID = Atomic<Int>(0)
+    /// `roomcast_pubsub_reconnects_total`: connections made again after a lost one.
+    private let reconnects = Counter(label: "roomcast_pubsub_reconnects_total")
 
     /// Creates a subscriber; it connects once `run()` is running.
     /// - Parameter onEvent: receives messages (on the connection's event loop, so keep it short)
@@ -174,6 +177,7 @@ public final class RedisSubscriber: Service, Sendable {
             failures = 0
             if wasConnected {
                 logger.info("Redis subscriber reconnected", metadata: ["channels": "\(restored.count)"])
+                reconnects.increment()
                 onEvent(.restored(channels: restored))
             }
             wasConnected = true
