@@ -13,6 +13,7 @@ extension GatewaySettings {
         public static let redisPoolSize = "redis.pool_size"
         public static let redisCommandTimeout = "redis.command_timeout_ms"
         public static let logLevel = "log.level"
+        public static let logFormat = "log.format"
         public static let jwtSecret = "jwt.secret"
         public static let jwtTTL = "jwt.ttl_seconds"
         public static let bcryptCost = "auth.bcrypt_cost"
@@ -76,6 +77,12 @@ extension GatewaySettings {
                 throw ConfigurationError(key: Key.logLevel, reason: "'\(level)' is not one of \(names)")
             }
             logLevel = parsed
+        }
+        if let format = reader.string(forKey: Self.configKey(Key.logFormat)) {
+            guard let parsed = LogFormat(rawValue: format.lowercased()) else {
+                throw ConfigurationError(key: Key.logFormat, reason: "'\(format)' is not one of text, json")
+            }
+            logFormat = parsed
         }
         if let secret = reader.string(forKey: Self.configKey(Key.jwtSecret), isSecret: true) {
             // HS256 with a short key is guessable, and jwt-kit asserts on it in debug builds.

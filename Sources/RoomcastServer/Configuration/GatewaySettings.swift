@@ -14,6 +14,8 @@ public struct GatewaySettings: Sendable {
     public var redis: RedisConfiguration = RedisConfiguration()
     /// Minimum log level.
     public var logLevel: Logger.Level = .info
+    /// How log lines are written: `text` for people, `json` for log collectors.
+    public var logFormat: LogFormat = .text
     /// HS256 key for the JWTs this node issues and accepts (at least 32 bytes); required to serve.
     public var jwtSecret: String?
     /// How long an issued token is valid.

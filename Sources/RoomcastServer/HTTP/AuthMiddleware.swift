@@ -34,7 +34,7 @@ struct AuthMiddleware: RouterMiddleware {
         let user = try await tokens.verify(bearer.value)
         var context = context
         context.userID = user
-        context.logger[metadataKey: "user.id"] = .string(user.rawValue)
+        context.logger[metadataKey: "user"] = .string(user.rawValue)
         return try await next(request, context)
     }
 }

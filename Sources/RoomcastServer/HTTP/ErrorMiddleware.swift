@@ -26,9 +26,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as RoomcastError {
+            GatewayMetrics.httpRejections.increment(error.code.rawValue)
             throw error
         } catch {
-            throw Self.translate(error, request: request, context: context)
+            let translated = Self.translate(error, request: request, context: context)
+            GatewayMetrics.httpRejections.increment(translated.code.rawValue)
+            throw translated
         }
     }
 

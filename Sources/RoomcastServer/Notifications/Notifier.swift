@@ -29,7 +29,7 @@ struct Notifier: Sendable {
             } catch {
                 logger.error(
                     "could not notify a user",
-                    metadata: ["user.id": .string(recipient.rawValue), "notification.type": .string(draft.type), "error": .string("\(error)")]
+                    metadata: ["user": .string(recipient.rawValue), "notification.type": .string(draft.type), "error": .string("\(error)")]
                 )
             }
         }

@@ -103,10 +103,10 @@ final class PushWorker: Service, Sendable {
             do {
                 try await tokens.removeUnregistered(job.token, for: job.user, unregisteredAt: response.timestamp.map(Int64.init))
             } catch {
-                logger.warning("could not remove an unregistered device token", metadata: ["user.id": "\(job.user)", "error": "\(error)"])
+                logger.warning("could not remove an unregistered device token", metadata: ["user": "\(job.user)", "error": "\(error)"])
             }
-            logger.info("device token unregistered by APNs, removed", metadata: ["user.id": "\(job.user)"])
-            await finish(job, failure: nil)
+            logger.info("device token unregistered by APNs, removed", metadata: ["user": "\(job.user)"])
+            await finish(job, failure: nil, outcome: .unregistered)
         case 429, 500...:
             await failed(job, reason: Self.describe(response))
         default:
@@ -124,15 +124,18 @@ final class PushWorker: Service, Sendable {
         }
         logger.notice(
             "push attempt failed, will retry",
-            metadata: ["job": "\(job.id)", "attempt": "\(job.deliveries)", "reason": "\(reason)"]
+            metadata: ["job": "\(job.id)", "user": "\(job.user)", "attempt": "\(job.deliveries)", "reason": "\(reason)"]
         )
+        GatewayMetrics.pushJobs.increment(PushJobOutcome.retried.rawValue)
     }
 
-    private func finish(_ job: PushJob, failure: String?) async {
+    /// Ends a job: done (`outcome`), or dead-lettered with `failure`.
+    private func finish(_ job: PushJob, failure: String?, outcome: PushJobOutcome = .delivered) async {
         do {
             try await outbox.finish(job, failure: failure)
+            GatewayMetrics.pushJobs.increment((failure == nil ? outcome : .deadLettered).rawValue)
             if let failure {
-                logger.warning("push job dead-lettered", metadata: ["job": "\(job.id)", "user.id": "\(job.user)", "reason": "\(failure)"])
+                logger.warning("push job dead-lettered", metadata: ["job": "\(job.id)", "user": "\(job.user)", "reason": "\(failure)"])
             }
         } catch {
             // Still pending: claimed and sent again later (at least once).

@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import RoomcastCore
 import SocketIO
@@ -21,6 +22,15 @@ final class SocketState: @unchecked Sendable {
         self.session = session
         self.services = services
         self.eventBudget = TokenBucket(rate: Double(services.settings.eventsPerSecond), burst: services.settings.eventBurst, now: .now)
+    }
+
+    /// The node's socket logger with this socket's `socket` and, once connected, `user`: made
+    /// when a line is logged, as a logger kept per connection would be memory per idle socket.
+    var logger: Logger {
+        var logger = services.logger
+        logger[metadataKey: "socket"] = .string(session.id)
+        if let user { logger[metadataKey: "user"] = .string(user.id.rawValue) }
+        return logger
     }
 
     /// Spends one event of the socket's budget.
@@ -103,6 +113,7 @@ final class SocketState: @unchecked Sendable {
         }
         // The user's other devices learn that the room was opened (its unseen counts are 0 now).
         try await services.userEvents.publish("room:seen", RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
+        logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
         return recovered
     }
 
@@ -130,6 +141,7 @@ final class SocketState: @unchecked Sendable {
     /// socket cannot have its presence removed by the leave arriving late.
     func leave(_ room: RoomID) async {
         guard let user, stopReceiving(room) else { return }
+        logger.debug("room left", metadata: ["room": .string(room.rawValue)])
         await services.presence.leave(room, user: user.id, socket: session.id)
     }
 
@@ -143,6 +155,7 @@ final class SocketState: @unchecked Sendable {
     /// Leaves every room and the user channel (the socket disconnected).
     func disconnect() {
         guard let user else { return }
+        logger.info("socket disconnected", metadata: ["rooms": .stringConvertible(rooms.count)])
         let presence = services.presence
         let socket = session.id
         let left = rooms

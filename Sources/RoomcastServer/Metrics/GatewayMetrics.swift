@@ -1,0 +1,104 @@
+import Metrics
+import NIOCore
+import RoomcastCore
+
+/// The gateway's instruments, each made once (on first use, after ``RoomcastMetrics/bootstrap()``)
+/// and kept: nothing on a hot path builds a label or looks a metric up in the registry.
+enum GatewayMetrics {
+    /// Makes every instrument now, so that each series is scraped from the start (at 0) rather
+    /// than appearing with its first event.
+    static func prepare() {
+        _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, userChannels, framesDelivered, fanoutLatency, gapRepairs)
+        _ = (eventsReceived, socketRejections, httpRejections, pushJobs)
+    }
+
+    /// `roomcast_sockets_connected{transport}`: sockets whose CONNECT was accepted, until they leave.
+    static let socketsOverWebSocket = Meter(label: "roomcast_sockets_connected", dimensions: [("transport", "websocket")])
+    static let socketsOverPolling = Meter(label: "roomcast_sockets_connected", dimensions: [("transport", "polling")])
+
+    /// `roomcast_channels_subscribed{kind}`: pub/sub channels the node holds for local sockets.
+    static let roomChannels = Meter(label: "roomcast_channels_subscribed", dimensions: [("kind", "room")])
+    static let userChannels = Meter(label: "roomcast_channels_subscribed", dimensions: [("kind", "user")])
+
+    /// The channel gauge that `channel` counts in.
+    static func channels(of channel: String) -> Meter {
+        channel.hasPrefix("user:") ? userChannels : roomChannels
+    }
+
+    /// `roomcast_frames_delivered_total`: counted once per fan-out batch, by its size.
+    static let framesDelivered = Counter(label: "roomcast_frames_delivered_total")
+
+    /// `roomcast_fanout_latency_seconds`: subscriber read → frames written, per event loop.
+    static let fanoutLatency = Metrics.Timer(label: "roomcast_fanout_latency_seconds")
+
+    /// Records a fan-out that began (the subscriber read its message) at `start`.
+    static func fanoutWritten(since start: NIODeadline) {
+        fanoutLatency.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
+    }
+
+    /// `roomcast_gap_repairs_total`.
+    static let gapRepairs = Counter(label: "roomcast_gap_repairs_total")
+
+    /// `roomcast_events_received_total{event}`, one counter per event the node handles and one
+    /// for every other name.
+    static let eventsReceived = LabeledCounters(
+        label: "roomcast_events_received_total", dimension: "event",
+        known: SocketEventRouter.eventNames, other: "unknown"
+    )
+
+    /// `roomcast_rejected_inputs_total{code, source="socket"}`.
+    static let socketRejections = LabeledCounters(
+        label: "roomcast_rejected_inputs_total", dimension: "code", fixed: [("source", "socket")],
+        known: errorCodes, other: "other"
+    )
+    /// `roomcast_rejected_inputs_total{code, source="http"}`.
+    static let httpRejections = LabeledCounters(
+        label: "roomcast_rejected_inputs_total", dimension: "code", fixed: [("source", "http")],
+        known: errorCodes, other: "other"
+    )
+
+    /// Every code a client can be answered with (README "Error codes").
+    private static let errorCodes: [String] = [
+        RoomcastError.Code.invalidPayload, .malformedPacket, .unknownEvent, .unauthorized, .tokenExpired,
+        .forbidden, .notFound, .conflict, .payloadTooLarge, .limitExceeded, .rateLimited, .unavailable, .internalError,
+    ].map(\.rawValue) + ["malformed_json", "invalid_namespace"]
+
+    /// `roomcast_push_jobs_total{outcome}`.
+    static let pushJobs = LabeledCounters(
+        label: "roomcast_push_jobs_total", dimension: "outcome",
+        known: PushJobOutcome.allCases.map(\.rawValue), other: "other"
+    )
+}
+
+/// What became of a push job the worker took.
+enum PushJobOutcome: String, CaseIterable {
+    /// APNs accepted it.
+    case delivered
+    /// APNs said the device token is gone; the token was removed.
+    case unregistered
+    /// Failed for now; another attempt follows later.
+    case retried
+    /// Given up on: moved to the dead-letter stream.
+    case deadLettered = "dead_lettered"
+}
+
+/// Counters of one metric that differ in one label whose values are known up front: made once,
+/// looked up by value without a lock; any value not known counts under `other`.
+struct LabeledCounters: Sendable {
+    private let counters: [String: Counter]
+    private let other: Counter
+
+    init(label: String, dimension: String, fixed: [(String, String)] = [], known: [String], other: String) {
+        var counters: [String: Counter] = [:]
+        for value in known {
+            counters[value] = Counter(label: label, dimensions: [(dimension, value)] + fixed)
+        }
+        self.counters = counters
+        self.other = Counter(label: label, dimensions: [(dimension, other)] + fixed)
+    }
+
+    /// Counts one (or `amount`) under label value `value`.
+    func increment(_ value: String, by amount: Int64 = 1) {
+        (counters[value] ?? other).increment(by: amount)
+    }
+}
