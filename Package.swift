@@ -135,6 +135,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The live room console (`GET /console`): static files served as they are.
+            resources: [.copy("Console")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

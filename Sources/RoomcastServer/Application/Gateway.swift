@@ -76,6 +76,7 @@ public struct Gateway: Sendable {
         router.add(middleware: BodyLimitMiddleware(maxBodySize: settings.maxRequestBodySize))
         router.add(middleware: ErrorMiddleware())
         HealthRoutes(redis: redis).register(on: router)
+        ConsoleRoutes().register(on: router)
         EngineIORoutes().register(on: router)
         // Tokens are checked on the API only: a stray header must not fail a health probe.
         // Services authenticate with their own key, never with a user's token.
