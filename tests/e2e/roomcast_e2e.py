@@ -276,18 +276,19 @@ class SocketClient:
             self._connect_errors.append(args[0] if len(args) == 1 else list(args))
             self._condition.notify_all()
 
-    def connect(self, url, auth=None, headers=None, namespaces=("/",)):
+    def connect(self, url, auth=None, headers=None, namespaces=("/",), transports=("websocket",)):
+        """`transports=None` is the client's default: long-polling first, then the upgrade."""
         for namespace in namespaces:
             if namespace != "/":  # CONNECT_ERROR for a namespace goes to that namespace's handler
                 self.sio.on("connect_error", self._on_connect_error, namespace=namespace)
-        self.sio.connect(url, transports=["websocket"], auth=auth, headers=headers or {},
+        self.sio.connect(url, transports=list(transports) if transports else None, auth=auth, headers=headers or {},
                          namespaces=list(namespaces), wait_timeout=WAIT)
         return self
 
-    def connect_refused(self, url, auth=None, headers=None, namespaces=("/",)):
+    def connect_refused(self, url, auth=None, headers=None, namespaces=("/",), transports=("websocket",)):
         """Connects expecting a refusal; returns the exception and the CONNECT_ERROR payload."""
         try:
-            self.connect(url, auth=auth, headers=headers, namespaces=namespaces)
+            self.connect(url, auth=auth, headers=headers, namespaces=namespaces, transports=transports)
         except socketio.exceptions.ConnectionError as error:
             with self._condition:
                 self._condition.wait_for(lambda: self._connect_errors, timeout=WAIT)

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 public import Logging
 import NIOCore
+import NIOHTTP1
 import RedisClient
 import RoomcastCore
 import ServiceLifecycle
@@ -53,7 +54,12 @@ public struct Gateway: Sendable {
             interval: settings.presenceLifetime / 3,
             logger: logger.with(label: "presence")
         )
+        let heartbeat = NodeHeartbeat(
+            nodeID: NodeID.random(), registry: NodeRegistry(redis: redis), ttl: settings.nodeTTL,
+            sockets: { presence.connectedSockets }, logger: logger.with(label: "node")
+        )
         let socketServices = SocketServices(
+            nodeID: heartbeat.nodeID,
             settings: settings.socket,
             hub: hub,
             tokens: tokens,
@@ -72,12 +78,17 @@ public struct Gateway: Sendable {
         )
 
         let router = Router(context: RoomcastRequestContext.self)
+        if !settings.corsOrigins.isEmpty {
+            // Outermost: error responses and preflights get the headers too.
+            router.add(middleware: CORSMiddleware(origins: settings.corsOrigins))
+        }
         // First, so the error middleware's 413 names the limit in force.
         router.add(middleware: BodyLimitMiddleware(maxBodySize: settings.maxRequestBodySize))
         router.add(middleware: ErrorMiddleware())
         HealthRoutes(redis: redis).register(on: router)
         ConsoleRoutes().register(on: router)
-        EngineIORoutes().register(on: router)
+        let pollingSessions = PollingSessions(services: socketServices)
+        EngineIORoutes(sessions: pollingSessions, maxPayload: settings.socket.maxPayload).register(on: router)
         // Tokens are checked on the API only: a stray header must not fail a health probe.
         // Services authenticate with their own key, never with a user's token.
         InternalNotificationRoutes(notifications: notifications, users: users, serviceKey: settings.notifications.serviceKey).register(on: router)
@@ -93,10 +104,30 @@ public struct Gateway: Sendable {
         // The socket endpoint runs on a plain NIO WebSocket pipeline (WebSocketServerChannel),
         // shared with the Autobahn conformance echo; every other request goes to the router.
         let limits = WebSocketLimits(maxMessageSize: settings.socket.maxPayload, maxQueuedFrames: settings.socket.outboundQueueLimit)
-        let socketServer = WebSocketServerChannel.builder(limits: limits) { head in
+        // Polls and upgrades of sessions held by other nodes go there: no sticky sessions needed.
+        let nodeAddresses = NodeAddressBook(registry: NodeRegistry(redis: redis))
+        let forwarding = SessionForwarding(
+            nodeID: heartbeat.nodeID.rawValue,
+            maxBodySize: settings.socket.maxPayload,
+            owner: { head in
+                let request = EngineIORequest(target: head.uri)
+                guard request.isSocketIOPath, let sid = request.sid else { return nil }
+                return EngineIOSessionID.node(of: sid)?.rawValue
+            },
+            locate: { node in
+                guard let node = NodeID(node) else { return nil }
+                return await nodeAddresses.address(of: node)
+            }
+        )
+        let socketServer = WebSocketServerChannel.builder(limits: limits, forwarding: forwarding) { head in
             let request = EngineIORequest(target: head.path ?? "/")
             // Anything else falls through to the router, which explains the refusal.
             guard request.isSocketIOPath, request.websocketRefusal == nil else { return nil }
+            if let sid = request.sid {
+                // The upgrade of a long-polling session this node holds.
+                guard let entry = pollingSessions.entry(sid) else { return nil }
+                return { _ in EngineIOUpgradeEndpoint(session: entry.session, engine: entry.engine) }
+            }
             let token = request.token(headers: head.headerFields)
             return { _ in EngineIOEndpoint(services: socketServices, upgradeToken: token) }
         }
@@ -107,12 +138,13 @@ public struct Gateway: Sendable {
             onServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
                 onReady("roomcast ready on http://\(address) (redis \(redisEndpoint))")
+                heartbeat.serverStarted(advertising: settings.advertiseURL(port: channel.localAddress?.port ?? settings.port))
             },
             logger: logger
         )
         // Services added here start before the server and stop after it, so in-flight requests
         // can still reach Redis while the server drains.
-        app.addServices(redis, hub, presence)
+        app.addServices(redis, hub, presence, heartbeat)
         if let pushWorker {
             app.addServices(pushWorker)
         } else {

@@ -1,4 +1,5 @@
 public import Configuration
+import Foundation
 import Logging
 import RedisClient
 import RoomcastCore
@@ -23,6 +24,7 @@ extension GatewaySettings {
         public static let maxMessageLength = "messages.max_length"
         public static let maxElementContentLength = "elements.max_content_length"
         public static let maxRequestBodySize = "http.max_body_bytes"
+        public static let corsOrigins = "http.cors_origins"
         public static let presenceLifetime = "presence.ttl_ms"
         public static let pingInterval = "engineio.ping_interval_ms"
         public static let pingTimeout = "engineio.ping_timeout_ms"
@@ -47,6 +49,8 @@ extension GatewaySettings {
         public static let pushMaxRetryDelay = "push.max_retry_delay_ms"
         public static let pushPollInterval = "push.poll_interval_ms"
         public static let pushBatchSize = "push.batch_size"
+        public static let nodeAdvertiseURL = "node.advertise_url"
+        public static let nodeTTL = "node.ttl_ms"
     }
 
     /// Reads and validates every setting; a malformed value fails naming its key.
@@ -101,6 +105,12 @@ extension GatewaySettings {
         maxMessageLength = try Self.integer(reader, Key.maxMessageLength, in: 1...1_000_000) ?? maxMessageLength
         maxElementContentLength = try Self.integer(reader, Key.maxElementContentLength, in: 1...ElementFields.maximumContentLength) ?? maxElementContentLength
         maxRequestBodySize = try Self.integer(reader, Key.maxRequestBodySize, in: 1024...(256 * 1024 * 1024)) ?? maxRequestBodySize
+        if let origins = reader.string(forKey: Self.configKey(Key.corsOrigins)) {
+            guard let parsed = CORSOrigins(setting: origins) else {
+                throw ConfigurationError(key: Key.corsOrigins, reason: "'\(origins)' is not '*' or a comma-separated list of http(s)://host[:port] origins")
+            }
+            corsOrigins = parsed
+        }
         if let milliseconds = try Self.integer(reader, Key.presenceLifetime, in: 300...3_600_000) {
             presenceLifetime = .milliseconds(milliseconds)
         }
@@ -123,6 +133,22 @@ extension GatewaySettings {
             drainTimeout = .milliseconds(milliseconds)
         }
         try readNotifications(reader)
+        try readNode(reader)
+    }
+
+    private mutating func readNode(_ reader: ConfigReader) throws(ConfigurationError) {
+        if let url = reader.string(forKey: Self.configKey(Key.nodeAdvertiseURL)), !url.isEmpty {
+            let trimmed = url.hasSuffix("/") ? String(url.dropLast()) : url
+            guard let components = URLComponents(string: trimmed), ["http", "https"].contains(components.scheme ?? ""),
+                components.host?.isEmpty == false, components.path.isEmpty, components.query == nil
+            else {
+                throw ConfigurationError(key: Key.nodeAdvertiseURL, reason: "'\(url)' is not a base URL such as http://10.0.0.5:8080")
+            }
+            nodeAdvertiseURL = trimmed
+        }
+        if let milliseconds = try Self.integer(reader, Key.nodeTTL, in: 300...3_600_000) {
+            nodeTTL = .milliseconds(milliseconds)
+        }
     }
 
     private mutating func readNotifications(_ reader: ConfigReader) throws(ConfigurationError) {

@@ -32,6 +32,8 @@ public struct GatewaySettings: Sendable {
     public var maxElementContentLength: Int = 20_000
     /// Largest REST request body, in bytes; a larger one is `payload_too_large`.
     public var maxRequestBodySize: Int = 1 << 20
+    /// Browser origins allowed to use long-polling and the REST API across origins.
+    public var corsOrigins: CORSOrigins = .none
     /// How long a socket counts as present in a room without its node refreshing it; nodes
     /// refresh every third of it.
     public var presenceLifetime: Duration = .seconds(30)
@@ -43,9 +45,24 @@ public struct GatewaySettings: Sendable {
     public var drainTimeout: Duration = .seconds(30)
     /// Notifications and their push delivery.
     public var notifications = NotificationSettings()
+    /// The base URL other nodes reach this one at; `nil`: `http://<host>:<port>` (see
+    /// ``advertiseURL(port:)``).
+    public var nodeAdvertiseURL: String?
+    /// How long this node's entry in the node registry lives without a heartbeat; the node sends
+    /// one every third of it.
+    public var nodeTTL: Duration = .seconds(15)
 
     /// Settings with every default.
     public init() {}
+
+    /// The URL this node advertises in the node registry: `node.advertise_url` when set, else
+    /// `http://<host>:<port>` with `127.0.0.1` for a wildcard host (`0.0.0.0`, `::`).
+    /// - Parameter port: the port the server is bound to (the real one when `port` is 0).
+    public func advertiseURL(port: Int) -> String {
+        if let nodeAdvertiseURL { return nodeAdvertiseURL }
+        let address = host == "0.0.0.0" || host == "::" || host == "[::]" ? "127.0.0.1" : host
+        return address.contains(":") && !address.hasPrefix("[") ? "http://[\(address)]:\(port)" : "http://\(address):\(port)"
+    }
 
     /// The environment variable that sets `key`: `redis.url` → `ROOMCAST_REDIS_URL`.
     public static func environmentName(of key: String) -> String {

@@ -1,24 +1,78 @@
 import Hummingbird
+import NIOCore
+import NIOWebSocket
+import SocketIO
 
-/// Engine.IO requests that are not WebSocket upgrades: until long-polling is served, they are
-/// refused with the reference server's error bodies, so a client can tell what is wrong.
+/// Engine.IO over HTTP long-polling (`transport=polling`): the handshake, polls (GET) and sends
+/// (POST). Anything else gets the reference server's error bodies, so a client can tell what is
+/// wrong. WebSocket upgrades never reach the router (see `WebSocketServerChannel`).
 struct EngineIORoutes {
+    let sessions: PollingSessions
+    /// The largest body a client may send (`engineio.max_payload`).
+    let maxPayload: Int
+
     func register(on router: Router<RoomcastRequestContext>) {
         // Hummingbird matches `/socket.io/` here too.
         router.get("/socket.io") { request, _ in
-                let engineRequest = EngineIORequest(target: request.uri.description)
-                let refusal: EngineIORequest.Refusal
-                if let reason = engineRequest.websocketRefusal {
-                    refusal = reason
-                } else {
-                    // transport=websocket without the Upgrade headers.
-                    refusal = .badRequest
-                }
-                return Response(
-                    status: .badRequest,
-                    headers: [.contentType: "application/json"],
-                    body: .init(byteBuffer: ByteBuffer(string: refusal.body))
-                )
+            try await poll(request)
         }
+        router.post("/socket.io") { request, _ in
+            try await send(request)
+        }
+    }
+
+    /// A handshake (no `sid`) or a poll: answered with the packets waiting, once there are some.
+    private func poll(_ request: Request) async throws -> Response {
+        let engineRequest = EngineIORequest(target: request.uri.description)
+        if let refusal = engineRequest.pollingRefusal { return Self.refused(refusal) }
+        let entry: PollingSessions.Entry
+        if let sid = engineRequest.sid {
+            guard let existing = sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
+            entry = existing
+        } else {
+            entry = try await sessions.open(upgradeToken: engineRequest.token(headers: request.headers))
+        }
+        do {
+            return Self.text(try await entry.session.poll().get())
+        } catch SocketSession.PollError.overlapping {
+            // Engine.IO allows one poll at a time: a second one ends the session.
+            let engine = entry.engine
+            engine.eventLoop.execute { engine.value.close(.policyViolation, reason: "overlapping polls") }
+            return Self.refused(.badRequest)
+        } catch {
+            return Self.refused(.badRequest)
+        }
+    }
+
+    /// Packets from the client, joined by 0x1E.
+    private func send(_ request: Request) async throws -> Response {
+        let engineRequest = EngineIORequest(target: request.uri.description)
+        if let refusal = engineRequest.pollingRefusal { return Self.refused(refusal) }
+        guard let sid = engineRequest.sid, let entry = sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: maxPayload)
+        } catch {
+            return Response(status: .contentTooLarge, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"code":3,"message":"Payload too large"}"#)))
+        }
+        let packets: [EngineIOPacket]
+        do {
+            packets = try EngineIOPayload.decode(body)
+        } catch {
+            return Self.refused(.badRequest)
+        }
+        let engine = entry.engine
+        engine.eventLoop.execute {
+            for packet in packets { engine.value.received(packet) }
+        }
+        return Self.text(ByteBuffer(string: "ok"))
+    }
+
+    private static func text(_ body: ByteBuffer) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/plain; charset=UTF-8"], body: .init(byteBuffer: body))
+    }
+
+    private static func refused(_ refusal: EngineIORequest.Refusal) -> Response {
+        Response(status: .badRequest, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: refusal.body)))
     }
 }

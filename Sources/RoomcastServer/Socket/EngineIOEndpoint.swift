@@ -1,25 +1,13 @@
-import Logging
 import NIOCore
 import NIOWebSocket
 import RoomcastCore
 import SocketIO
-import Synchronization
 
-/// Engine.IO v4 over one WebSocket connection: the open packet, pings and the connect timeout,
-/// on the connection's event loop; Socket.IO packets go on to the connection's task.
+/// A WebSocket connection that starts an Engine.IO session of its own.
 final class EngineIOEndpoint: WebSocketEndpoint {
     private let services: SocketServices
     private let upgradeToken: String?
-    private var connection: SocketConnection?
-    /// The one timer of the connection (a timer each is memory per connection): the connect
-    /// timeout, the next ping, or the check that the last ping was answered.
-    private var timer: Scheduled<Void>?
-    /// Until CONNECT succeeds, when the socket is closed for not sending it.
-    private var connectDeadline: NIODeadline?
-    private var nextPing = NIODeadline.distantFuture
-    /// While a ping is out: when it must have been answered.
-    private var pongDeadline: NIODeadline?
-    private var awaitingPong = false
+    private var engine: EngineIOSession?
 
     init(services: SocketServices, upgradeToken: String?) {
         self.services = services
@@ -27,91 +15,98 @@ final class EngineIOEndpoint: WebSocketEndpoint {
     }
 
     func opened(_ handler: WebSocketConnectionHandler) {
-        let session = SocketSession(id: SocketConnection.randomID(), connection: handler)
-        let connection = SocketConnection(session: session, services: services, upgradeToken: upgradeToken)
-        self.connection = connection
-        let settings = services.settings
-        session.send(SocketConnection.openPacket(session.id, settings))
-        let now = NIODeadline.now()
-        connectDeadline = now + .init(settings.connectTimeout)
-        nextPing = now + .init(settings.pingInterval)
-        arm(handler.eventLoop.assumeIsolated())
+        let session = SocketSession(id: EngineIOSessionID.make(on: services.nodeID), connection: handler)
+        engine = EngineIOSession(session: session, services: services, upgradeToken: upgradeToken, loop: handler.eventLoop, upgrades: [])
     }
 
     func received(_ message: WebSocketDataMessage) {
-        guard let connection else { return }
-        let text: ByteBuffer
-        switch message {
-        case .text(let buffer):
-            text = buffer
-        case .binary:
-            connection.enqueue(.refused(RoomcastError(.malformedPacket, "binary frames are not supported: send JSON text")))
-            return
-        }
-        let packet: EngineIOPacket
-        do {
-            packet = try EngineIOPacket(decoding: text)
-        } catch {
-            connection.enqueue(.refused(RoomcastError(.malformedPacket, error.message)))
-            return
-        }
-        switch packet {
-        case .message(let body):
-            connection.enqueue(.packet(body))
-        case .ping(let data):
-            connection.session.send(EngineIOPacket.pong(data).encoded())
-        case .pong:
-            awaitingPong = false
-        case .close:
-            connection.session.close(.normalClosure, reason: "")
-            connection.enqueue(.disconnect)
-        case .open, .upgrade, .noop:
-            break
+        guard let engine else { return }
+        switch EngineIOEndpoint.packet(of: message) {
+        case .success(let packet): engine.received(packet)
+        case .failure(let error): engine.refuse(error)
         }
     }
 
     func shouldQuiesce() {
         // Clients reconnect to another node instead of holding this one up.
-        connection?.session.close(.goingAway, reason: "server shutting down")
+        engine?.close(.goingAway, reason: "server shutting down")
     }
 
     func closed() {
-        timer?.cancel()
-        guard let connection else { return }
-        connection.session.connectionClosed()
-        connection.enqueue(.disconnect)
+        engine?.end()
     }
 
-    // MARK: Keep-alive
+    /// The Engine.IO packet a WebSocket message holds, or why it holds none.
+    static func packet(of message: WebSocketDataMessage) -> Result<EngineIOPacket, RoomcastError> {
+        switch message {
+        case .binary:
+            return .failure(RoomcastError(.malformedPacket, "binary frames are not supported: send JSON text"))
+        case .text(let text):
+            do {
+                return .success(try EngineIOPacket(decoding: text))
+            } catch {
+                return .failure(RoomcastError(.malformedPacket, error.message))
+            }
+        }
+    }
+}
 
-    private func arm(_ loop: NIOIsolatedEventLoop) {
-        let next = min(connectDeadline ?? .distantFuture, pongDeadline ?? nextPing)
-        timer = loop.scheduleTask(deadline: next) { [self] in tick(loop) }
+/// A WebSocket connection that upgrades a long-polling session (Engine.IO's probe): `2probe` is
+/// answered with `3probe`, and the upgrade packet moves the session onto this connection.
+final class EngineIOUpgradeEndpoint: WebSocketEndpoint {
+    private let session: SocketSession
+    /// The polling session's Engine.IO state, on its own loop (which may not be this one's).
+    private let engine: NIOLoopBound<EngineIOSession>
+    private var handler: WebSocketConnectionHandler?
+    private var isUpgraded = false
+
+    init(session: SocketSession, engine: NIOLoopBound<EngineIOSession>) {
+        self.session = session
+        self.engine = engine
     }
 
-    /// A ping every `pingInterval`, which must be answered within `pingTimeout`; the next one is
-    /// counted from that check. A socket that has not connected by `connectTimeout` is closed.
-    private func tick(_ loop: NIOIsolatedEventLoop) {
-        guard let session = connection?.session else { return }
-        let settings = services.settings
-        let now = NIODeadline.now()
-        if let deadline = connectDeadline, now >= deadline {
-            connectDeadline = nil
-            if !session.hasConnected.load(ordering: .relaxed) {
-                return session.close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
+    func opened(_ handler: WebSocketConnectionHandler) {
+        self.handler = handler
+    }
+
+    func received(_ message: WebSocketDataMessage) {
+        let result = EngineIOEndpoint.packet(of: message)
+        if !isUpgraded, let handler {
+            switch result {
+            case .success(.ping(let data)):
+                // The probe: answered here, while the session still polls.
+                handler.write(WebSocketFrameBytes.frame(.text, EngineIOPacket.pong(data).encoded()))
+                handler.flush()
+                return
+            case .success(.upgrade):
+                isUpgraded = true
+                session.upgrade(to: handler)
+                onEngine { $0.upgraded() }
+                return
+            default:
+                break
             }
         }
-        if let deadline = pongDeadline {
-            if now >= deadline {
-                if awaitingPong { return session.close(.goingAway, reason: "ping timeout") }
-                pongDeadline = nil
-                nextPing = now + .init(settings.pingInterval)
+        onEngine { engine in
+            switch result {
+            case .success(let packet): engine.received(packet)
+            case .failure(let error): engine.refuse(error)
             }
-        } else if now >= nextPing {
-            awaitingPong = true
-            pongDeadline = now + .init(settings.pingTimeout)
-            session.send(EngineIOPacket.ping(nil).encoded())
         }
-        arm(loop)
+    }
+
+    func shouldQuiesce() {
+        onEngine { $0.close(.goingAway, reason: "server shutting down") }
+    }
+
+    func closed() {
+        // A probe that never upgraded leaves the session polling.
+        if isUpgraded { onEngine { $0.end() } }
+    }
+
+    /// Runs `body` with the Engine.IO session on its loop, in order.
+    private func onEngine(_ body: @escaping @Sendable (EngineIOSession) -> Void) {
+        let engine = self.engine
+        engine.eventLoop.execute { body(engine.value) }
     }
 }

@@ -5,12 +5,14 @@ struct EngineIORequest {
     /// The Engine.IO errors of the reference server, sent as a 400 body.
     enum Refusal: Int {
         case transportUnknown = 0
+        case sessionIDUnknown = 1
         case badRequest = 3
         case unsupportedProtocolVersion = 5
 
         var message: String {
             switch self {
             case .transportUnknown: return "Transport unknown"
+            case .sessionIDUnknown: return "Session ID unknown"
             case .badRequest: return "Bad request"
             case .unsupportedProtocolVersion: return "Unsupported protocol version"
             }
@@ -41,6 +43,16 @@ struct EngineIORequest {
 
     /// True for `/socket.io` and `/socket.io/`.
     var isSocketIOPath: Bool { path == "/socket.io/" || path == "/socket.io" }
+
+    /// The session id of a poll, a send or an upgrade.
+    var sid: String? { query["sid"] }
+
+    /// Why a polling request cannot be served, or `nil` when it can.
+    var pollingRefusal: Refusal? {
+        guard query["EIO"] == "4" else { return .unsupportedProtocolVersion }
+        guard query["transport"] == "polling" else { return query["transport"] == "websocket" ? .badRequest : .transportUnknown }
+        return nil
+    }
 
     /// Why a WebSocket upgrade cannot be served, or `nil` when it can.
     var websocketRefusal: Refusal? {

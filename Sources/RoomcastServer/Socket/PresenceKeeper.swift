@@ -15,6 +15,7 @@ final class PresenceKeeper: Service, Sendable {
     // Mutexes: sockets on every event loop come and go while the refresh loop reads.
     private let members = Mutex<[RoomID: Set<String>]>([:])
     private let connected = Mutex<[UserID: Set<String>]>([:])
+    private let socketCount = Atomic<Int>(0)
 
     init(store: PresenceStore, sockets: UserSocketStore, interval: Duration, logger: Logger) {
         self.store = store
@@ -28,10 +29,15 @@ final class PresenceKeeper: Service, Sendable {
     func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) {
         try await sockets.open(socket, of: user, limit: limit)
         connected.withLock { _ = $0[user, default: []].insert(socket) }
+        socketCount.add(1, ordering: .relaxed)
     }
+
+    /// Sockets connected to this node now (opened and not closed), for the node registry.
+    var connectedSockets: Int { socketCount.load(ordering: .relaxed) }
 
     /// A counted socket closed.
     func close(_ socket: String, of user: UserID) async {
+        socketCount.subtract(1, ordering: .relaxed)
         connected.withLock { connected in
             connected[user]?.remove(socket)
             if connected[user]?.isEmpty == true { connected[user] = nil }

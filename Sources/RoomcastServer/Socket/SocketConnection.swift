@@ -180,10 +180,10 @@ final class SocketConnection: Sendable {
 
     // MARK: Helpers
 
-    static func openPacket(_ sid: String, _ settings: SocketSettings) -> ByteBuffer {
+    static func openPacket(_ sid: String, _ settings: SocketSettings, upgrades: [String]) -> ByteBuffer {
         EngineIOHandshake(
             sid: sid,
-            upgrades: [],
+            upgrades: upgrades,
             pingInterval: settings.pingInterval.wholeMilliseconds,
             pingTimeout: settings.pingTimeout.wholeMilliseconds,
             maxPayload: settings.maxPayload

@@ -145,11 +145,11 @@ final class SocketHub: Service, Sendable {
     /// (none when it is the loop this runs on), not one hop per recipient.
     private static func forward(_ envelope: EventEnvelope, to members: [Member], channel: String) {
         guard !members.isEmpty else { return }
-        let shared = envelope.listedFrame == nil ? WebSocketFrameBytes.frame(.text, envelope.frame) : nil
+        let shared = envelope.listedFrame == nil ? OutboundFrame(packet: envelope.frame) : nil
         let offset = envelope.offset
         let write: @Sendable ([Member]) -> Void = { members in
             for member in members {
-                let frame = shared ?? WebSocketFrameBytes.frame(.text, envelope.frame(for: member.user))
+                let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.user))
                 member.session.deliver(frame, offset: offset, channel: channel)
             }
         }

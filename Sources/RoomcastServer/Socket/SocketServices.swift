@@ -7,6 +7,8 @@ import RoomcastCore
 /// A class: every connection refers to the one instance (a struct this size, copied into each
 /// connection's objects, was about a kilobyte per idle connection).
 final class SocketServices: Sendable {
+    /// This node's id in the node registry, made once at start-up.
+    let nodeID: NodeID
     let settings: SocketSettings
     let hub: SocketHub
     let tokens: TokenService
@@ -25,6 +27,7 @@ final class SocketServices: Sendable {
     let logger: Logger
 
     init(
+        nodeID: NodeID,
         settings: SocketSettings,
         hub: SocketHub,
         tokens: TokenService,
@@ -41,6 +44,7 @@ final class SocketServices: Sendable {
         redisTimeout: Duration,
         logger: Logger
     ) {
+        self.nodeID = nodeID
         self.settings = settings
         self.hub = hub
         self.tokens = tokens

@@ -1,33 +1,60 @@
 import NIOCore
 import NIOWebSocket
 import RoomcastCore
+import SocketIO
 import Synchronization
+
+/// A frame for one socket in both forms its transports take: the Engine.IO packet text, which
+/// long-polling joins into a response body, and the WebSocket frame bytes, encoded once.
+struct OutboundFrame: Sendable {
+    let packet: ByteBuffer
+    let webSocket: ByteBuffer
+
+    init(packet: ByteBuffer) {
+        self.packet = packet
+        self.webSocket = WebSocketFrameBytes.frame(.text, packet)
+    }
+}
 
 /// One client connection as the rest of the node sees it: an id and a way to send it frames.
 ///
-/// Anything may send to a session from any thread without waiting. On the connection's event
-/// loop with nothing queued, a frame is written at once (the fan-out's path); from elsewhere it is
-/// queued, and one task on the loop writes the queue out and flushes once. Order is the order in
+/// Anything may send to a session from any thread without waiting. Over WebSocket, on the
+/// connection's event loop with nothing queued, a frame is written at once (the fan-out's path);
+/// from elsewhere it is queued, and one task on the loop writes the queue out and flushes once.
+/// Over long-polling, frames wait for the next poll, which takes them all. Order is the order in
 /// which senders took the session's lock.
 final class SocketSession: Sendable {
     /// The Engine.IO session id.
     let id: String
     /// Set once a Socket.IO CONNECT succeeded, for the connect timeout.
     let hasConnected = Atomic<Bool>(false)
-    /// The loop the connection's channel lives on.
-    let eventLoop: any EventLoop
-    private let connection: NIOLoopBound<WebSocketConnectionHandler>
 
     private enum Outbound {
-        /// WebSocket frame bytes, already encoded.
-        case frame(ByteBuffer)
+        case frame(OutboundFrame)
         case close(WebSocketCloseReason)
+    }
+
+    /// Where frames go now.
+    private enum Transport {
+        case webSocket(NIOLoopBound<WebSocketConnectionHandler>)
+        /// Frames wait in `polled` for the next poll request.
+        case polling
+    }
+
+    /// Why a poll request is refused.
+    enum PollError: Error {
+        /// Another poll of this session is waiting already (Engine.IO allows one).
+        case overlapping
+        /// The session is closed and its close packet was taken.
+        case closed
+        /// The session moved to WebSocket.
+        case upgraded
     }
 
     /// Channels being joined and the events held for them, and the floors of snapshots just sent.
     private struct Joins {
         /// Events of channels being joined, held back until the joiner's snapshot is sent.
-        var held: [String: [(offset: StreamOffset?, frame: ByteBuffer)]] = [:]
+        var held: [String: [(offset: StreamOffset?, frame: OutboundFrame)]] = [:]
         /// Per channel, the offset of the snapshot last sent, while no newer event has come: the
         /// node's pub/sub link may deliver an event after the snapshot that already holds it (the
         /// snapshot is read on another connection), and such an event must not be sent again.
@@ -38,32 +65,50 @@ final class SocketSession: Sendable {
 
     private struct State {
         var joins = Joins()
-        /// Frames waiting for the loop, in order.
+        var transport: Transport
+        /// The loop frames are written from: the WebSocket connection's.
+        var loop: any EventLoop
+        /// Frames waiting for the loop, in order (WebSocket).
         var queue: [Outbound] = []
         /// A task on the loop will write `queue` out.
         var writeScheduled = false
+        /// Frames waiting for a poll, and the poll waiting for frames (long-polling).
+        var polled: [OutboundFrame] = []
+        var poll: EventLoopPromise<ByteBuffer>?
         /// Closed by either side: nothing more is sent.
         var isClosed = false
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
+    /// A session on a WebSocket connection.
     /// - Parameter connection: the connection's handler, on its event loop.
     init(id: String, connection: WebSocketConnectionHandler) {
         self.id = id
-        self.eventLoop = connection.eventLoop
-        self.connection = NIOLoopBound(connection, eventLoop: connection.eventLoop)
+        self.state = Mutex(State(transport: .webSocket(NIOLoopBound(connection, eventLoop: connection.eventLoop)), loop: connection.eventLoop))
     }
+
+    /// A session served by long-polling until it upgrades.
+    init(id: String, pollingOn loop: any EventLoop) {
+        self.id = id
+        self.state = Mutex(State(transport: .polling, loop: loop))
+    }
+
+    /// The loop the session's frames are written from (it changes once, on an upgrade).
+    var eventLoop: any EventLoop { state.withLock { $0.loop } }
 
     /// Sends a complete Engine.IO packet (text).
     func send(_ packet: ByteBuffer) {
-        let frame = WebSocketFrameBytes.frame(.text, packet)
-        let action = state.withLock { state in Self.enqueue(.frame(frame), &state, onLoop: eventLoop.inEventLoop) }
-        perform(action, frame)
+        send(OutboundFrame(packet: packet))
     }
 
-    /// Delivers a published event of `channel` (its WebSocket frame bytes): at once, or held while
-    /// the channel is joined, or dropped when the snapshot just sent holds it already.
-    func deliver(_ frame: ByteBuffer, offset: Substring?, channel: String) {
+    /// Sends a frame.
+    func send(_ frame: OutboundFrame) {
+        perform(state.withLock { state in Self.enqueue(.frame(frame), &state) }, frame)
+    }
+
+    /// Delivers a published event of `channel`: at once, or held while the channel is joined, or
+    /// dropped when the snapshot just sent holds it already.
+    func deliver(_ frame: OutboundFrame, offset: Substring?, channel: String) {
         // The decision and the enqueue under one lock: a join that began between them would
         // send its snapshot first, then this event that the snapshot already holds.
         let action = state.withLock { state -> Action in
@@ -79,7 +124,7 @@ final class SocketSession: Sendable {
                     state.joins.floors[channel] = nil
                 }
             }
-            return Self.enqueue(.frame(frame), &state, onLoop: eventLoop.inEventLoop)
+            return Self.enqueue(.frame(frame), &state)
         }
         perform(action, frame)
     }
@@ -96,13 +141,14 @@ final class SocketSession: Sendable {
     /// between subscribing and reading, and none is sent twice. A failed join passes no packets
     /// and no offset.
     func completeJoin(_ channel: String, sending packets: [ByteBuffer], upTo offset: StreamOffset?) {
-        let frames = packets.map { WebSocketFrameBytes.frame(.text, $0) }
+        let frames = packets.map(OutboundFrame.init(packet:))
         let action = state.withLock { state -> Action in
             guard let held = state.joins.held.removeValue(forKey: channel) else { return .none }
             var action = Action.none
-            func send(_ frame: ByteBuffer) {
+            func send(_ frame: OutboundFrame) {
                 // Several frames: only the queue keeps them in order with other senders.
-                if case .scheduleWrite = Self.enqueue(.frame(frame), &state, onLoop: false) { action = .scheduleWrite }
+                let next = Self.enqueue(.frame(frame), &state, mayWriteNow: false)
+                if case .none = next {} else { action = next }
             }
             for frame in frames { send(frame) }
             var newer = false
@@ -118,19 +164,64 @@ final class SocketSession: Sendable {
         perform(action, nil)
     }
 
-    /// Ends the session: frames already queued are still sent, then the close frame. The first
-    /// reason given wins.
+    /// Ends the session: frames already queued are still sent, then the close (a close frame, or
+    /// Engine.IO's close packet to the next poll). The first reason given wins.
     func close(_ code: WebSocketErrorCode, reason: String) {
-        let action = state.withLock { state in Self.enqueue(.close(WebSocketCloseReason(code, reason)), &state, onLoop: false) }
-        perform(action, nil)
+        perform(state.withLock { state in Self.enqueue(.close(WebSocketCloseReason(code, reason)), &state) }, nil)
     }
 
     /// The connection is gone: drops what is queued and whatever comes later.
     func connectionClosed() {
-        state.withLock { state in
+        let poll = state.withLock { state in
             state.isClosed = true
             state.queue = []
+            defer { state.poll = nil }
+            return state.poll
         }
+        poll?.fail(PollError.closed)
+    }
+
+    // MARK: Long-polling
+
+    /// Takes the frames waiting for a poll: at once when there are some, else when the next one
+    /// comes. The body is Engine.IO packets joined by 0x1E.
+    func poll() -> EventLoopFuture<ByteBuffer> {
+        state.withLock { state -> EventLoopFuture<ByteBuffer> in
+            if !state.polled.isEmpty {
+                return state.loop.makeSucceededFuture(Self.takePolled(&state))
+            }
+            guard case .polling = state.transport else { return state.loop.makeFailedFuture(PollError.upgraded) }
+            guard state.poll == nil else { return state.loop.makeFailedFuture(PollError.overlapping) }
+            guard !state.isClosed else { return state.loop.makeFailedFuture(PollError.closed) }
+            let promise = state.loop.makePromise(of: ByteBuffer.self)
+            state.poll = promise
+            return promise.futureResult
+        }
+    }
+
+    /// Moves the session to a WebSocket connection (Engine.IO's upgrade packet came on it): the
+    /// waiting poll ends with a noop, and frames not polled yet go out on the WebSocket.
+    func upgrade(to connection: WebSocketConnectionHandler) {
+        let (poll, action) = state.withLock { state -> (EventLoopPromise<ByteBuffer>?, Action) in
+            state.transport = .webSocket(NIOLoopBound(connection, eventLoop: connection.eventLoop))
+            state.loop = connection.eventLoop
+            let poll = state.poll
+            state.poll = nil
+            var action = Action.none
+            for frame in state.polled {
+                let next = Self.enqueue(.frame(frame), &state, mayWriteNow: false)
+                if case .none = next {} else { action = next }
+            }
+            state.polled = []
+            return (poll, action)
+        }
+        poll?.succeed(EngineIOPacket.noop.encoded())
+        perform(action, nil)
+    }
+
+    private static func takePolled(_ state: inout State) -> ByteBuffer {
+        defer { state.polled = [] }
+        return EngineIOPayload.join(frames: state.polled.map(\.packet))
     }
 
     // MARK: Writing
@@ -138,46 +229,64 @@ final class SocketSession: Sendable {
     private enum Action {
         case none
         /// Write this frame now: on the loop, with nothing queued before it.
-        case writeNow
-        case scheduleWrite
+        case writeNow(NIOLoopBound<WebSocketConnectionHandler>)
+        case scheduleWrite(any EventLoop)
+        /// A waiting poll takes these.
+        case answerPoll(EventLoopPromise<ByteBuffer>, ByteBuffer)
     }
 
-    private static func enqueue(_ item: Outbound, _ state: inout State, onLoop: Bool) -> Action {
+    /// Queues a frame or a close for the transport in use, and says what to do once unlocked.
+    /// - Parameter mayWriteNow: false when more frames follow under the same lock.
+    private static func enqueue(_ item: Outbound, _ state: inout State, mayWriteNow: Bool = true) -> Action {
         guard !state.isClosed else { return .none }
         if case .close = item { state.isClosed = true }
-        if onLoop, !state.writeScheduled, case .frame = item { return .writeNow }
-        state.queue.append(item)
-        guard !state.writeScheduled else { return .none }
-        state.writeScheduled = true
-        return .scheduleWrite
+        switch state.transport {
+        case .polling:
+            switch item {
+            case .frame(let frame): state.polled.append(frame)
+            case .close: state.polled.append(OutboundFrame(packet: EngineIOPacket.close.encoded()))
+            }
+            guard let poll = state.poll else { return .none }
+            state.poll = nil
+            return .answerPoll(poll, takePolled(&state))
+        case .webSocket(let connection):
+            if mayWriteNow, !state.writeScheduled, case .frame = item, state.loop.inEventLoop { return .writeNow(connection) }
+            state.queue.append(item)
+            guard !state.writeScheduled else { return .none }
+            state.writeScheduled = true
+            return .scheduleWrite(state.loop)
+        }
     }
 
-    private func perform(_ action: Action, _ frame: ByteBuffer?) {
+    private func perform(_ action: Action, _ frame: OutboundFrame?) {
         switch action {
         case .none:
             break
-        case .writeNow:
-            let connection = self.connection.value
-            connection.write(frame!)
+        case .writeNow(let connection):
+            let connection = connection.value
+            connection.write(frame!.webSocket)
             connection.flush()
-        case .scheduleWrite:
-            eventLoop.execute { self.writeQueue() }
+        case .scheduleWrite(let loop):
+            loop.execute { self.writeQueue() }
+        case .answerPoll(let poll, let body):
+            poll.succeed(body)
         }
     }
 
     /// On the loop: writes what is queued, flushes once, and closes if a close was queued.
     private func writeQueue() {
-        let queue = state.withLock { state -> [Outbound] in
+        let (queue, transport) = state.withLock { state -> ([Outbound], Transport) in
             state.writeScheduled = false
             let queue = state.queue
             state.queue = []
-            return queue
+            return (queue, state.transport)
         }
-        let connection = self.connection.value
+        guard case .webSocket(let bound) = transport else { return }
+        let connection = bound.value
         for item in queue {
             switch item {
             case .frame(let frame):
-                connection.write(frame)
+                connection.write(frame.webSocket)
             case .close(let reason):
                 connection.flush()
                 connection.close(reason)

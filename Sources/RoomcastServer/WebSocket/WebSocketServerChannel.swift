@@ -24,11 +24,18 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
     public let responder: Responder
     private let limits: WebSocketLimits
     private let route: WebSocketRoute
+    /// Requests of sessions that other nodes hold go there; `nil` serves everything here.
+    private let forwarding: SessionForwarding?
 
     /// A server builder for `Application(server:)`.
-    public static func builder(limits: WebSocketLimits, route: @escaping WebSocketRoute) -> HTTPServerBuilder {
+    /// - Parameter forwarding: where requests of other nodes' Engine.IO sessions go.
+    public static func builder(
+        limits: WebSocketLimits,
+        forwarding: SessionForwarding? = nil,
+        route: @escaping WebSocketRoute
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            WebSocketServerChannel(responder: responder, limits: limits, route: route)
+            WebSocketServerChannel(responder: responder, limits: limits, route: route, forwarding: forwarding)
         }
     }
 
@@ -54,7 +61,13 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enablePipelining = false
             configuration.enableErrorHandling = false
             configuration.enableResponseHeaderValidation = false
-            let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            let sync = channel.pipeline.syncOperations
+            let result = try sync.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            if let forwarding {
+                // Before the upgrade handler: a forwarded upgrade is the owner's to answer.
+                let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                try sync.addHandler(ForwardingHandler(forwarding: forwarding), position: .after(decoder))
+            }
             return Value(upgradeResult: result, channel: channel)
         }
     }

@@ -69,6 +69,9 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
             let handler = WebSocketConnectionHandler(
                 endpoint: makeEndpoint(channel), maxMessageSize: limits.maxMessageSize, maxQueuedFrames: limits.maxQueuedFrames
             )
+            // NIO removes the HTTP handlers it added; the forwarding handler (HTTP parts in) goes too.
+            let sync = channel.pipeline.syncOperations
+            if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: limits.maxMessageSize)))
             try channel.pipeline.syncOperations.addHandler(handler)
             return .upgraded

@@ -1,0 +1,137 @@
+import NIOCore
+import NIOWebSocket
+import RoomcastCore
+import SocketIO
+import Synchronization
+
+/// Engine.IO v4 for one session, whatever carries it (WebSocket, or long-polling until it
+/// upgrades): the open packet, pings and the connect timeout, on the session's event loop;
+/// Socket.IO packets go on to the session's `SocketConnection` task.
+final class EngineIOSession {
+    let connection: SocketConnection
+    var session: SocketSession { connection.session }
+    private let settings: SocketSettings
+    private let loop: any EventLoop
+    /// Called once when the session ends (to forget a polling session).
+    private let onEnd: () -> Void
+    /// Served by long-polling (not upgraded): nothing else tells the node that it ended.
+    private(set) var isPolling: Bool
+    private var hasEnded = false
+    /// The one timer of the session (a timer each is memory per connection): the connect
+    /// timeout, the next ping, or the check that the last ping was answered.
+    private var timer: Scheduled<Void>?
+    /// Until CONNECT succeeds, when the socket is closed for not sending it.
+    private var connectDeadline: NIODeadline?
+    private var nextPing: NIODeadline
+    /// While a ping is out: when it must have been answered.
+    private var pongDeadline: NIODeadline?
+    private var awaitingPong = false
+
+    /// Starts a session: sends the open packet and arms the timers. Call on `loop`.
+    /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
+    init(session: SocketSession, services: SocketServices, upgradeToken: String?, loop: any EventLoop, upgrades: [String], onEnd: @escaping () -> Void = {}) {
+        self.connection = SocketConnection(session: session, services: services, upgradeToken: upgradeToken)
+        self.settings = services.settings
+        self.loop = loop
+        self.onEnd = onEnd
+        self.isPolling = !upgrades.isEmpty
+        let now = NIODeadline.now()
+        connectDeadline = now + .init(settings.connectTimeout)
+        nextPing = now + .init(settings.pingInterval)
+        session.send(SocketConnection.openPacket(session.id, settings, upgrades: upgrades))
+        arm()
+    }
+
+    /// Handles one Engine.IO packet from the client.
+    func received(_ packet: EngineIOPacket) {
+        switch packet {
+        case .message(let body):
+            connection.enqueue(.packet(body))
+        case .ping(let data):
+            session.send(EngineIOPacket.pong(data).encoded())
+        case .pong:
+            awaitingPong = false
+        case .close:
+            close(.normalClosure, reason: "")
+        case .open, .upgrade, .noop:
+            break
+        }
+    }
+
+    /// Input refused before it is an Engine.IO packet; answered in order with the others.
+    func refuse(_ error: RoomcastError) {
+        connection.enqueue(.refused(error))
+    }
+
+    /// The session now runs on a WebSocket connection, which reports its end.
+    func upgraded() {
+        isPolling = false
+    }
+
+    /// Closes the session from the server's side; a polling session ends here, a WebSocket one
+    /// when its connection closes.
+    func close(_ code: WebSocketErrorCode, reason: String) {
+        session.close(code, reason: reason)
+        if isPolling { end() }
+    }
+
+    /// The transport is gone: leaves everything, once.
+    func end() {
+        guard !hasEnded else { return }
+        hasEnded = true
+        timer?.cancel()
+        session.connectionClosed()
+        connection.enqueue(.disconnect)
+        onEnd()
+    }
+
+    // MARK: Keep-alive
+
+    private func arm() {
+        let next = min(connectDeadline ?? .distantFuture, pongDeadline ?? nextPing)
+        timer = loop.assumeIsolated().scheduleTask(deadline: next) { [self] in tick() }
+    }
+
+    /// A ping every `pingInterval`, which must be answered within `pingTimeout`; the next one is
+    /// counted from that check. A socket that has not connected by `connectTimeout` is closed.
+    private func tick() {
+        guard !hasEnded else { return }
+        let now = NIODeadline.now()
+        if let deadline = connectDeadline, now >= deadline {
+            connectDeadline = nil
+            if !session.hasConnected.load(ordering: .relaxed) {
+                return close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
+            }
+        }
+        if let deadline = pongDeadline {
+            if now >= deadline {
+                if awaitingPong { return close(.goingAway, reason: "ping timeout") }
+                pongDeadline = nil
+                nextPing = now + .init(settings.pingInterval)
+            }
+        } else if now >= nextPing {
+            awaitingPong = true
+            pongDeadline = now + .init(settings.pingTimeout)
+            session.send(EngineIOPacket.ping(nil).encoded())
+        }
+        arm()
+    }
+}
+
+@available(*, unavailable)
+extension EngineIOSession: Sendable {}
+
+/// Engine.IO session ids name the node that holds the session: its id, then 20 random
+/// characters. Any node can then tell where a poll belongs (see ``SessionForwarding``).
+enum EngineIOSessionID {
+    /// A new id for a session on `node`.
+    static func make(on node: NodeID) -> String {
+        node.rawValue + SocketConnection.randomID()
+    }
+
+    /// The node holding the session `sid`, or `nil` when `sid` is not one of ours.
+    static func node(of sid: some StringProtocol) -> NodeID? {
+        guard sid.utf8.count == NodeID.length + 20 else { return nil }
+        return NodeID(sid.prefix(NodeID.length))
+    }
+}

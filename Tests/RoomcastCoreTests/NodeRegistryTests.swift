@@ -1,0 +1,139 @@
+import Foundation
+import RedisClient
+import RoomcastCore
+import RoomcastTestSupport
+import Testing
+
+@Suite("NodeID")
+struct NodeIDTests {
+    @Test("random ids are 8 lowercase base36 characters and parse back")
+    func random() throws {
+        var seen = Set<NodeID>()
+        for _ in 0..<200 {
+            let id = NodeID.random()
+            #expect(id.rawValue.utf8.count == 8)
+            #expect(id.rawValue.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) }, "\(id)")
+            #expect(NodeID(id.rawValue) == id)
+            seen.insert(id)
+        }
+        #expect(seen.count == 200)
+    }
+
+    @Test("anything but exactly 8 of a-z and 0-9 is refused", arguments: ["", "abc", "abcdefg", "abcdefghi", "ABCDEFGH", "abcd-fgh", "abcd{fg}", "abcdéfg", "abcd efg"])
+    func refuses(_ text: String) throws {
+        #expect(NodeID(text) == nil)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([NodeID].self, from: JSONEncoder().encode([text])) }
+    }
+
+    @Test("the registry keys carry a hash tag")
+    func keys() throws {
+        let id = try #require(NodeID("ab12cd34"))
+        #expect(RedisKeys.node(id) == "node:{ab12cd34}")
+        #expect(RedisKeys.nodeRegistry == "nodes:{registry}")
+    }
+}
+
+/// NodeRegistry on a real Redis: heartbeats, reads, expiry and removal.
+@Suite("NodeRegistry against a real redis-server")
+struct NodeRegistryTests {
+    static let first = NodeID("node0001")!
+    static let second = NodeID("node0002")!
+
+    static func info(_ id: NodeID, port: Int, sockets: Int = 0, startedAt: Int64 = 1_700_000_000_000) -> NodeInfo {
+        NodeInfo(id: id, address: "http://127.0.0.1:\(port)", startedAt: Timestamp(milliseconds: startedAt), sockets: sockets)
+    }
+
+    @Test("a heartbeat writes the node's hash with a TTL and its registry entry scored by expiry")
+    func heartbeat() async throws {
+        try await withRedis { redis, _ in
+            let registry = NodeRegistry(redis: redis)
+            let before = Timestamp.now()
+            let written = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 3), ttl: .seconds(15))
+            #expect(written.updatedAt >= before)
+            #expect(written.expiresAt.milliseconds == written.updatedAt.milliseconds + 15_000)
+
+            let fields = try await redis.send(RedisCommand("HGETALL", RedisKeys.node(Self.first))).fields
+            #expect(
+                fields == [
+                    "id": "node0001", "address": "http://127.0.0.1:8081", "startedAt": "1700000000000", "sockets": "3",
+                    "updatedAt": String(written.updatedAt.milliseconds),
+                ]
+            )
+            let ttl = try await redis.send(RedisCommand("PTTL", RedisKeys.node(Self.first)), as: Int.self)
+            #expect((10_000...15_000).contains(ttl), "\(ttl)")
+            let score = try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, "node0001"), as: String.self)
+            #expect(Int64(score) == written.expiresAt.milliseconds)
+
+            let read = try #require(try await registry.node(Self.first))
+            #expect(read.id == Self.first)
+            #expect(read.address == "http://127.0.0.1:8081")
+            #expect(read.sockets == 3)
+            #expect(read.startedAt == Timestamp(milliseconds: 1_700_000_000_000))
+            #expect(read.updatedAt == written.updatedAt)
+            #expect(abs(read.expiresAt.milliseconds - written.expiresAt.milliseconds) < 2_000)
+            #expect(try await registry.node(Self.second) == nil)
+        }
+    }
+
+    @Test("another heartbeat updates the socket count and extends the entry")
+    func refresh() async throws {
+        try await withRedis { redis, _ in
+            let registry = NodeRegistry(redis: redis)
+            let first = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 1), ttl: .seconds(5))
+            try await Task.sleep(for: .milliseconds(20))
+            let second = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 7), ttl: .seconds(5))
+            #expect(second.expiresAt > first.expiresAt)
+            let nodes = try await registry.liveNodes()
+            #expect(nodes.map(\.id) == [Self.first])
+            #expect(nodes.first?.sockets == 7)
+            #expect(try await redis.send(RedisCommand("ZCARD", RedisKeys.nodeRegistry), as: Int.self) == 1)
+        }
+    }
+
+    @Test("live nodes come oldest first; removal takes a node out of both keys")
+    func liveAndRemove() async throws {
+        try await withRedis { redis, _ in
+            let registry = NodeRegistry(redis: redis)
+            try await registry.heartbeat(Self.info(Self.second, port: 8082, startedAt: 2_000), ttl: .seconds(15))
+            try await registry.heartbeat(Self.info(Self.first, port: 8081, startedAt: 1_000), ttl: .seconds(15))
+            #expect(try await registry.liveNodes().map(\.id) == [Self.first, Self.second])
+            #expect(try await registry.liveNodes().map(\.address) == ["http://127.0.0.1:8081", "http://127.0.0.1:8082"])
+
+            try await registry.remove(Self.first)
+            #expect(try await registry.liveNodes().map(\.id) == [Self.second])
+            #expect(try await registry.node(Self.first) == nil)
+            #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.node(Self.first)), as: Int.self) == 0)
+            #expect(try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, "node0001")).isNull)
+            // Removing again is harmless.
+            try await registry.remove(Self.first)
+        }
+    }
+
+    @Test("a node that stops its heartbeat drops out after its TTL and is pruned from the registry")
+    func expiry() async throws {
+        try await withRedis { redis, _ in
+            // Connected before the clock matters: expiries are computed when a call starts.
+            _ = try await redis.send("PING")
+            let registry = NodeRegistry(redis: redis)
+            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .milliseconds(1_500))
+            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(30))
+            #expect(try await registry.liveNodes().count == 2)
+            try await Task.sleep(for: .milliseconds(1_800))
+            #expect(try await registry.node(Self.first) == nil)
+            #expect(try await registry.liveNodes().map(\.id) == [Self.second])
+            let members = try await redis.send(RedisCommand("ZRANGE", RedisKeys.nodeRegistry, 0, -1), as: [String].self)
+            #expect(members == ["node0002"])
+        }
+    }
+
+    @Test("an entry in the registry whose hash is gone is left out")
+    func danglingMember() async throws {
+        try await withRedis { redis, _ in
+            let registry = NodeRegistry(redis: redis)
+            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .seconds(15))
+            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(15))
+            _ = try await redis.send(RedisCommand("DEL", RedisKeys.node(Self.second)))
+            #expect(try await registry.liveNodes().map(\.id) == [Self.first])
+        }
+    }
+}

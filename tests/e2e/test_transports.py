@@ -1,0 +1,86 @@
+"""Engine.IO transports: long-polling, and the upgrade from polling to WebSocket that clients on
+default settings go through."""
+
+import time
+import uuid
+
+import json
+import urllib.error
+import urllib.request
+
+from roomcast_e2e import ack_data, WAIT
+
+
+def with_text(text):
+    return lambda payload: isinstance(payload, dict) and isinstance(payload.get("message"), dict) \
+        and payload["message"].get("text") == text
+
+
+def chat_both_ways(api, alice_socket, bob_socket, alice, bob):
+    room = api.create_room(alice, other=bob)
+    for socket in (alice_socket, bob_socket):
+        assert ack_data(socket.call("room:join", {"roomId": room["id"]}))["roomId"] == room["id"]
+    for sender, receiver in ((alice_socket, bob_socket), (bob_socket, alice_socket)):
+        text = f"hi {uuid.uuid4().hex[:8]}"
+        ack = sender.call("message:send", {"roomId": room["id"], "text": text})
+        assert ack_data(ack)["message"]["text"] == text
+        receiver.wait_for("message:new", with_text(text))
+        sender.wait_for("message:new", with_text(text))
+
+
+def wait_for_transport(socket, name, timeout=WAIT):
+    deadline = time.monotonic() + timeout
+    while socket.sio.transport() != name and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return socket.sio.transport()
+
+
+def test_polling_only_client_chats_with_a_websocket_client(api, client, node1, node2):
+    alice, bob = api.register("alice"), api.register("bob")
+    alice_socket = client("alice polling").connect(node1.url, auth={"token": alice.token}, transports=["polling"])
+    bob_socket = client("bob websocket").connect(node2.url, auth={"token": bob.token})
+    assert alice_socket.sio.transport() == "polling"
+    chat_both_ways(api, alice_socket, bob_socket, alice, bob)
+
+
+def test_default_transports_start_with_polling_and_upgrade(api, client, node1, node2):
+    alice, bob = api.register("alice"), api.register("bob")
+    alice_socket = client("alice default").connect(node1.url, auth={"token": alice.token}, transports=None)
+    bob_socket = client("bob default").connect(node2.url, auth={"token": bob.token}, transports=None)
+    assert wait_for_transport(alice_socket, "websocket") == "websocket"
+    assert wait_for_transport(bob_socket, "websocket") == "websocket"
+    chat_both_ways(api, alice_socket, bob_socket, alice, bob)
+
+
+def test_polling_token_in_query_and_refusal(api, client, node1):
+    alice = api.register("alice")
+    socket = client("alice query token").connect(f"{node1.url}?token={alice.token}", transports=["polling"])
+    assert socket.sio.transport() == "polling"
+    refusal = client("nobody").connect_refused(node1.url, auth={"token": "not-a-jwt"}, transports=["polling"])
+    assert isinstance(refusal.payload, dict), f"expected CONNECT_ERROR over polling: {refusal.exception!r}"
+    assert refusal.payload.get("data", {}).get("code") == "unauthorized", refusal.payload
+
+
+def test_unknown_session_and_bad_requests_get_reference_errors(node1):
+    def get(path, method="GET", body=None):
+        request = urllib.request.Request(node1.url + path, method=method, data=body)
+        try:
+            with urllib.request.urlopen(request, timeout=WAIT) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    status, body = get("/socket.io/?EIO=4&transport=polling&sid=nope")
+    assert (status, json.loads(body)) == (400, {"code": 1, "message": "Session ID unknown"})
+    status, body = get("/socket.io/?EIO=4&transport=polling&sid=nope", method="POST", body=b"40")
+    assert (status, json.loads(body)) == (400, {"code": 1, "message": "Session ID unknown"})
+    status, body = get("/socket.io/?EIO=3&transport=polling")
+    assert (status, json.loads(body)) == (400, {"code": 5, "message": "Unsupported protocol version"})
+    # A handshake answers the open packet, offering the upgrade.
+    status, body = get("/socket.io/?EIO=4&transport=polling")
+    assert status == 200 and body.startswith("0{")
+    handshake = json.loads(body[1:])
+    assert handshake["upgrades"] == ["websocket"]
+    # A body that is not Engine.IO packets.
+    status, body = get(f"/socket.io/?EIO=4&transport=polling&sid={handshake['sid']}", method="POST", body=b"")
+    assert status == 400
