@@ -209,6 +209,14 @@
     return `hsl(${hash % 360} 75% ${lightness}%)`;
   }
 
+  /** Each person's notes keep one paper colour. */
+  const NOTE_COLORS = ["#fff4b8", "#ffdfe8", "#d9efff", "#dcf5d9", "#ebe1ff", "#ffe6cc"];
+  function noteColor(userId) {
+    let hash = 0;
+    for (const char of String(userId || "")) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+    return NOTE_COLORS[hash % NOTE_COLORS.length];
+  }
+
   function toast(text) {
     const node = make("div", "toast", text);
     $("toasts").append(node);
@@ -482,11 +490,13 @@
     const room = state.room && state.room.room;
     if (!room) return;
     $("room-title").textContent = roomLabel(room);
-    const names = room.participants.map((user) => {
-      const present = state.room.presence.has(user.id) ? " ●" : "";
-      return userLabel(user) + present;
-    });
-    $("room-people").textContent = names.join(" · ");
+    $("room-people").replaceChildren(...room.participants.map((user) => {
+      const present = state.room.presence.has(user.id);
+      const chip = make("span", "chip" + (present ? " present" : ""), userLabel(user));
+      chip.dataset.userId = user.id;
+      chip.title = `@${user.username}${present ? " · has the room open" : ""}`;
+      return chip;
+    }));
     const count = state.room.elements.size;
     $("room-count").textContent = `${count} ${count === 1 ? "element" : "elements"}`;
   }
@@ -629,7 +639,7 @@
     node.style.height = `${element.height}px`;
     node.style.zIndex = String(Math.max(0, Math.min(2147483000, element.zIndex)));
     node.style.transform = `rotate(${element.rotation || 0}rad) scale(${element.scaleX || 1}, ${element.scaleY || 1})`;
-    if (element.type === "note") node.style.background = colorFor(element.createdBy, 90);
+    if (element.type === "note") node.style.background = noteColor(element.createdBy);
     // The content is rebuilt only when it changed, not on every step of a drag.
     const content = JSON.stringify([element.type, element.content, element.stickerText, element.imageUrl,
       element.thumbnailUrl, element.duration, element.reactions, element.creator && userLabel(element.creator)]);
@@ -718,8 +728,8 @@
       width = Math.max(width, element.positionX - origin.x + element.width * (element.scaleX || 1));
       height = Math.max(height, element.positionY - origin.y + element.height * (element.scaleY || 1));
     }
-    $("canvas").style.width = `${Math.ceil(width + 200)}px`;
-    $("canvas").style.height = `${Math.ceil(height + 200)}px`;
+    $("canvas").style.width = `${Math.ceil(width + 40)}px`;
+    $("canvas").style.height = `${Math.ceil(height + 40)}px`;
   }
 
   // ---------------------------------------------------------------------------------------------
