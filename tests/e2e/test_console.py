@@ -4,7 +4,8 @@ Two browser sessions as two users, each on its own gateway node: alice signs up 
 on node 1, bob signs in through the page on node 2, alice starts a room with bob by username, both
 open it; alice adds a note and drags it, bob sees it appear and move; bob adds a note, alice
 brings hers to front and bob sees the new stacking; bob hearts alice's note and both see the
-count. A screenshot of bob's canvas is saved as an artifact (`$ROOMCAST_ARTIFACTS`, else
+count; alice edits her note's text in place and bob sees it; a second room that bob has not
+opened shows its unseen badge in his list. A screenshot of bob's canvas is saved as an artifact (`$ROOMCAST_ARTIFACTS`, else
 `var/artifacts/` in the repository) and its path printed.
 
 Needs Debian's `chromium` and `chromium-driver` (scripts/setup-browser.sh installs them; the paths
@@ -30,6 +31,7 @@ from selenium.common.exceptions import StaleElementReferenceException  # noqa: E
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 # Bound for one UI wait, in seconds (a wait returns as soon as its condition holds).
@@ -269,6 +271,27 @@ def test_two_browsers_watch_one_canvas_live(api, node1, node2, browsers):
     assert (elements[note_id]["positionX"], elements[note_id]["positionY"]) == dropped
     assert elements[note_id]["zIndex"] > elements[bob_note_id]["zIndex"]
     assert elements[note_id]["reactions"]["count"] == 1
+    assert elements[note_id]["content"] == "Hello from Alice <b>not bold</b>"
+
+    # Alice edits her note in place (double-click, type, Enter): Bob sees the new text.
+    ActionChains(alice.driver).double_click(alice.element(note_id).find_element(By.CSS_SELECTOR, "[data-testid=element-body]")).perform()
+    editor = alice.visible(f'#element-{note_id} [data-testid=element-body][contenteditable="plaintext-only"]', "the note is editable")
+    editor.send_keys("Hello from Alice, edited" + Keys.ENTER)
+    bob_browser.wait(lambda: bob_browser.element(note_id).find_element(By.CSS_SELECTOR, "[data-testid=element-body]").text
+                     == "Hello from Alice, edited", "bob sees the edited text")
+
+    # Counts and badges: a room Bob has not opened lists how many of its elements are new to him.
+    login = api.request("POST", "/api/auth/login", json_body={"username": alice_name, "password": PASSWORD})
+    alice_token = login.json()["data"]["token"]
+    second = api.request("POST", "/api/rooms", token=alice_token,
+                         json_body={"otherUserId": bob.id, "name": f"Second {suffix}"}).json()["data"]
+    for index in range(3):
+        created = api.request("POST", f"/api/rooms/{second['id']}/elements", token=alice_token, json_body={
+            "type": "note", "positionX": 40 + 60 * index, "positionY": 40, "width": 160, "height": 100, "content": f"n{index}"})
+        assert created.status_code == 201, created.text
+    badge = f'[data-testid=room-item][data-room-id="{second["id"]}"] [data-testid=room-badge]'
+    bob_browser.wait(lambda: bob_browser.visible(badge).text == "3", "bob's list shows 3 unseen in the second room")
+    assert bob_browser.find(f'[data-testid=room-item][data-room-id="{second["id"]}"] [data-testid=room-count]').text == "3 elements"
 
     path = os.path.join(artifact_directory(), "console-canvas.png")
     bob_browser.find("[data-testid=viewport]").screenshot(path)

@@ -180,6 +180,7 @@
     room: null,         // {id, room, elements: Map, offset, presence: Set}
     selected: null,     // element id
     drag: null,
+    editing: null,      // id of the note whose text is being edited
     unread: 0,
   };
 
@@ -267,6 +268,8 @@
     state.socket.open();
     refreshLists();
     refreshUnread();
+    const linked = /^#room=([^&]+)$/.exec(location.hash);
+    if (linked) openRoom(decodeURIComponent(linked[1]));
   }
 
   function signOut(message) {
@@ -281,6 +284,9 @@
     $("session-bar").hidden = true;
     $("sign-in-view").hidden = false;
     $("canvas").replaceChildren();
+    $("room-inner").hidden = true;
+    $("no-room").hidden = false;
+    history.replaceState(null, "", location.pathname);
     showError("sign-in-error", message ? new Error(message) : null);
   }
 
@@ -348,11 +354,14 @@
         button.dataset.testid = "room-item";
         button.dataset.roomId = summary.id;
         if (listing ? listing.isActive : summary.isActive) button.append(make("span", "active-dot"));
-        button.append(make("span", "room-name", roomLabel(listing || summary)));
+        const text = make("span", "room-text");
+        const name = make("span", "room-name", roomLabel(listing || summary));
+        name.title = roomLabel(listing || summary);
         const count = listing ? listing.elementCount : summary.elementCount;
         const countNode = make("span", "count", `${count} ${count === 1 ? "element" : "elements"}`);
         countNode.dataset.testid = "room-count";
-        button.append(countNode);
+        text.append(name, countNode);
+        button.append(text);
         const unseen = listing ? listing.badges.elements + listing.badges.messages : 0;
         if (unseen > 0 && summary.id !== openId) {
           const badge = make("span", "badge", unseen);
@@ -444,6 +453,8 @@
       state.socket.emit("room:leave", { roomId: state.room.id }).catch(() => {});
     }
     state.room = { id: roomId, room: null, elements: new Map(), offset: null, presence: new Set(), origin: { x: 0, y: 0 } };
+    // The open room is in the address, so a reload or a shared link opens it again.
+    history.replaceState(null, "", `#room=${encodeURIComponent(roomId)}`);
     state.selected = null;
     delete $("room-view").dataset.joined;
     $("no-room").hidden = true;
@@ -564,8 +575,7 @@
         break;
       }
       case "room:created":
-        refreshListsSoon();
-        if (data.room && data.room.createdBy !== state.session.user.id) toast(`New room: ${roomLabel(data.room)}`);
+        refreshListsSoon(); // its notification says who started it
         break;
       case "room:updated":
         refreshListsSoon();
@@ -622,6 +632,7 @@
       node.dataset.testid = "element";
       node.dataset.elementId = element.id;
       node.addEventListener("pointerdown", (event) => startDrag(event, element.id));
+      node.addEventListener("dblclick", () => editNote(element.id));
       if (fresh) node.classList.add("fresh");
       $("canvas").append(node);
     }
@@ -643,7 +654,7 @@
     // The content is rebuilt only when it changed, not on every step of a drag.
     const content = JSON.stringify([element.type, element.content, element.stickerText, element.imageUrl,
       element.thumbnailUrl, element.duration, element.reactions, element.creator && userLabel(element.creator)]);
-    if (drawnContent.get(node) !== content) {
+    if (drawnContent.get(node) !== content && state.editing !== element.id) {
       drawnContent.set(node, content);
       node.replaceChildren(elementBody(element), elementFoot(element));
     }
@@ -769,8 +780,41 @@
     }
   }
 
+  /** Edits a note's text in place: Enter (or leaving it) saves, Escape cancels. */
+  function editNote(id) {
+    const element = state.room && state.room.elements.get(id);
+    const node = elementNode(id);
+    if (!element || element.type !== "note" || !node || state.editing) return;
+    const body = node.querySelector(".element-body");
+    state.editing = id;
+    body.contentEditable = "plaintext-only";
+    body.focus();
+    document.getSelection().selectAllChildren(body);
+    let cancelled = false;
+    const finish = () => {
+      body.removeEventListener("blur", finish);
+      body.removeEventListener("keydown", keys);
+      body.contentEditable = "false";
+      state.editing = null;
+      const current = state.room && state.room.elements.get(id);
+      if (!current) return;
+      const text = body.textContent;
+      if (!cancelled && text !== (current.content || "")) {
+        send("element:update", { roomId: state.room.id, elementId: id, updates: { content: text } });
+      }
+      drawnContent.delete(node);
+      drawElement(current);
+    };
+    const keys = (event) => {
+      if (event.key === "Escape") { cancelled = true; body.blur(); }
+      if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); body.blur(); }
+    };
+    body.addEventListener("blur", finish);
+    body.addEventListener("keydown", keys);
+  }
+
   function startDrag(event, id) {
-    if (event.button !== 0 || !state.room) return;
+    if (event.button !== 0 || !state.room || state.editing === id) return;
     const element = state.room.elements.get(id);
     if (!element) return;
     event.preventDefault();
@@ -847,6 +891,7 @@
     const element = state.room && state.selected ? state.room.elements.get(state.selected) : null;
     $("selection-label").textContent = element
       ? `${element.type[0].toUpperCase()}${element.type.slice(1)} by ${userLabel(element.creator)} · z ${element.zIndex}`
+        + (element.type === "note" ? " · double-click to edit" : "")
       : "Nothing selected";
     for (const id of ["bring-to-front", "heart-selected", "delete-selected"]) $(id).disabled = !element;
     if (element) {
