@@ -1,7 +1,19 @@
 /// How a ``RedisClient`` or ``RedisSubscriber`` connects and how long it waits.
 public struct RedisConfiguration: Sendable {
-    /// The server and credentials.
+    /// One server, or a Redis Cluster found through seed nodes.
+    public enum Mode: Sendable, Hashable {
+        /// One Redis server: ``RedisConfiguration/endpoint``.
+        case standalone
+        /// A Redis Cluster: the slot map is read (`CLUSTER SLOTS`) from the first seed that
+        /// answers, and each command goes to the master owning its keys' slot. The seeds'
+        /// credentials are used for every node.
+        case cluster(seeds: [RedisEndpoint])
+    }
+
+    /// The server and credentials; in cluster mode, the first seed.
     public var endpoint: RedisEndpoint
+    /// Standalone (`redis://`) or cluster (`redis-cluster://`).
+    public var mode: Mode = .standalone
     /// Connections the client keeps open; commands are pipelined over all of them.
     public var poolSize: Int = 2
     /// Limit for establishing a TCP connection and its handshake.
@@ -20,9 +32,57 @@ public struct RedisConfiguration: Sendable {
         self.endpoint = endpoint
     }
 
-    /// Creates a configuration from a `redis://` URL.
+    /// Creates a cluster configuration from its seed nodes (at least one).
+    public init(clusterSeeds seeds: [RedisEndpoint]) {
+        self.init(endpoint: seeds.first ?? RedisEndpoint())
+        mode = .cluster(seeds: seeds.isEmpty ? [endpoint] : seeds)
+    }
+
+    /// Creates a configuration from a `redis://` URL (one server) or a
+    /// `redis-cluster://[[user]:password@]host:port,host:port` URL (a cluster, through seeds).
     public init(url: String) throws(RedisError) {
-        self.init(endpoint: try RedisEndpoint(url: url))
+        if url.hasPrefix(Self.clusterScheme) {
+            self.init(clusterSeeds: try Self.clusterSeeds(url: url))
+        } else {
+            self.init(endpoint: try RedisEndpoint(url: url))
+        }
+    }
+
+    /// True in cluster mode.
+    public var isCluster: Bool {
+        if case .cluster = mode { return true }
+        return false
+    }
+
+    static let clusterScheme = "redis-cluster://"
+
+    /// Parses the seeds of a `redis-cluster://` URL: credentials (if any) apply to every host;
+    /// a cluster has only database 0.
+    static func clusterSeeds(url: String) throws(RedisError) -> [RedisEndpoint] {
+        func invalid(_ why: String) -> RedisError {
+            RedisError(.invalidURL, "invalid Redis URL '\(RedisEndpoint.redacted(url))': \(why)")
+        }
+        var rest = Substring(url.dropFirst(clusterScheme.count))
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        var credentials = ""
+        if let at = rest.lastIndex(of: "@") {
+            credentials = String(rest[...at])
+            rest = rest[rest.index(after: at)...]
+        }
+        guard !rest.contains("/") else { throw invalid("a cluster has only database 0: no /db") }
+        let hosts = rest.split(separator: ",", omittingEmptySubsequences: false)
+        guard !rest.isEmpty, hosts.allSatisfy({ !$0.isEmpty }) else {
+            throw invalid("expected redis-cluster://host:port,host:port")
+        }
+        var seeds: [RedisEndpoint] = []
+        for host in hosts {
+            do {
+                seeds.append(try RedisEndpoint(url: "redis://" + credentials + host))
+            } catch {
+                throw invalid("bad seed '\(host)'")
+            }
+        }
+        return seeds
     }
 }
 

@@ -88,7 +88,8 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The URL with its credentials masked, safe for logs and errors.
     static func redacted(_ url: String) -> String {
         guard let at = url.lastIndex(of: "@") else { return url }
-        return "redis://***" + String(url[at...])
+        let scheme = url.hasPrefix(RedisConfiguration.clusterScheme) ? RedisConfiguration.clusterScheme : "redis://"
+        return scheme + "***" + String(url[at...])
     }
 
     private static func percentDecoded(_ text: Substring) -> String? {
