@@ -925,6 +925,10 @@
       if (state.room && state.selected) send("element:delete", { roomId: state.room.id, elementId: state.selected });
     });
     $("canvas").addEventListener("pointerdown", (event) => { if (event.target === $("canvas")) select(null); });
+    // Counts are absolute: coming back to the tab simply reads them again.
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible" && state.session) { refreshLists(); refreshUnread(); }
+    });
 
     const saved = sessionStorage.getItem(SESSION_KEY);
     if (saved) {
