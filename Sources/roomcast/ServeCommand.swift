@@ -14,8 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "YAML settings file (default: config/roomcast.yaml, if present).")
-    var config: String?
+    @OptionGroup var source: ConfigOptions
 
     @Option(name: .long, help: "Address to listen on (ROOMCAST_HOST).")
     var host: String?
@@ -23,37 +22,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Port to listen on (ROOMCAST_PORT, default 8080).")
     var port: String?
 
-    @Option(name: .customLong("redis-url"), help: "redis://[user:password@]host:port[/db] (ROOMCAST_REDIS_URL).")
-    var redisURL: String?
-
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (ROOMCAST_LOG_LEVEL).")
     var logLevel: String?
 
+    @Option(name: .customLong("log-format"), help: "text or json: one JSON object per line (ROOMCAST_LOG_FORMAT, default text).")
+    var logFormat: String?
+
     func run() async throws {
-        let overrides = [
+        let settings = try await source.load(overrides: [
             GatewaySettings.Key.host: host,
             GatewaySettings.Key.port: port,
-            GatewaySettings.Key.redisURL: redisURL,
             GatewaySettings.Key.logLevel: logLevel,
-        ].compactMapValues { $0 }
-        let settings: GatewaySettings
-        do {
-            settings = try await GatewaySettings.load(
-                configFile: config ?? "config/roomcast.yaml",
-                requireFile: config != nil,
-                overrides: overrides,
-                environment: ProcessInfo.processInfo.environment
-            )
-        } catch {
-            // A refused setting is the operator's to fix: say which, and exit non-zero.
-            throw ValidationError("\(error)")
-        }
+            GatewaySettings.Key.logFormat: logFormat,
+        ])
         let level = settings.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let format = settings.logFormat
+        LoggingSystem.bootstrap { label in format.handler(label: label, level: level) }
+        // Before the node makes its first instrument: those made earlier would record nowhere.
+        RoomcastMetrics.bootstrap()
         var logger = Logger(label: "roomcast")
         logger.logLevel = level
         try await Gateway(settings: settings, logger: logger).run { line in

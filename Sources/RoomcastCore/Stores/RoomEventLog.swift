@@ -57,6 +57,15 @@ public struct RoomEventLog: Sendable {
         return entries.compactMap(Self.envelope(of:))
     }
 
+    /// The last `count` events of `room` still in its stream, newest first (for operators).
+    public func latest(_ count: Int, of room: RoomID) async throws(RoomcastError) -> [EventEnvelope] {
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("XREVRANGE", RedisKeys.roomStream(room), "+", "-", "COUNT", count))
+        }
+        guard case .array(let entries) = reply else { return [] }
+        return entries.compactMap(Self.envelope(of:))
+    }
+
     /// Rebuilds an entry as it was published (see `_emit.lua`): frame `p` + offset + `s`, or for
     /// an event that differs per recipient, `pa` for the users listed in `u` and `pb` for the others.
     static func envelope(of reply: RedisReply) -> EventEnvelope? {
