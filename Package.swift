@@ -143,6 +143,9 @@ let package = Package(
             name: "roomcast",
             dependencies: [
                 "RoomcastServer",
+                // `roomcast inspect` reads Redis through the stores.
+                "RoomcastCore",
+                "RedisClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
