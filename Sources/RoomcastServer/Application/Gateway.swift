@@ -86,6 +86,7 @@ public struct Gateway: Sendable {
         router.add(middleware: BodyLimitMiddleware(maxBodySize: settings.maxRequestBodySize))
         router.add(middleware: ErrorMiddleware())
         HealthRoutes(redis: redis).register(on: router)
+        MetricsRoutes().register(on: router)
         ConsoleRoutes().register(on: router)
         let pollingSessions = PollingSessions(services: socketServices)
         EngineIORoutes(sessions: pollingSessions, maxPayload: settings.socket.maxPayload).register(on: router)

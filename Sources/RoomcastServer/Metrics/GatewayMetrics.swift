@@ -49,7 +49,7 @@ enum GatewayMetrics {
     /// `roomcast_rejected_inputs_total{code, source="socket"}`.
     static let socketRejections = LabeledCounters(
         label: "roomcast_rejected_inputs_total", dimension: "code", fixed: [("source", "socket")],
-        known: errorCodes, other: "other"
+        known: errorCodes + ["malformed_json", "invalid_namespace"], other: "other"
     )
     /// `roomcast_rejected_inputs_total{code, source="http"}`.
     static let httpRejections = LabeledCounters(
@@ -57,11 +57,12 @@ enum GatewayMetrics {
         known: errorCodes, other: "other"
     )
 
-    /// Every code a client can be answered with (README "Error codes").
+    /// The error catalogue (README "Error codes"); sockets also get the codec's `malformed_json`
+    /// and CONNECT's `invalid_namespace`.
     private static let errorCodes: [String] = [
         RoomcastError.Code.invalidPayload, .malformedPacket, .unknownEvent, .unauthorized, .tokenExpired,
         .forbidden, .notFound, .conflict, .payloadTooLarge, .limitExceeded, .rateLimited, .unavailable, .internalError,
-    ].map(\.rawValue) + ["malformed_json", "invalid_namespace"]
+    ].map(\.rawValue)
 
     /// `roomcast_push_jobs_total{outcome}`.
     static let pushJobs = LabeledCounters(

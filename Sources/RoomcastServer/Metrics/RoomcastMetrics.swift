@@ -70,29 +70,29 @@ public enum RoomcastMetrics {
         }
 
         func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
-            guard let help = help[label] else { return base.makeCounter(label: label, dimensions: dimensions) }
-            return registry.makeCounter(name: label, labels: dimensions, help: help)
+            guard let name = descriptor(label) else { return base.makeCounter(label: label, dimensions: dimensions) }
+            return registry.makeCounter(descriptor: name, labels: dimensions)
         }
 
         func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
-            guard let help = help[label] else { return base.makeFloatingPointCounter(label: label, dimensions: dimensions) }
-            return registry.makeCounter(name: label, labels: dimensions, help: help)
+            guard let name = descriptor(label) else { return base.makeFloatingPointCounter(label: label, dimensions: dimensions) }
+            return registry.makeCounter(descriptor: name, labels: dimensions)
         }
 
         func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-            guard let help = help[label], !aggregate else { return base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate) }
-            return registry.makeGauge(name: label, labels: dimensions, help: help)
+            guard let name = descriptor(label), !aggregate else { return base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate) }
+            return registry.makeGauge(descriptor: name, labels: dimensions)
         }
 
         func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-            guard let help = help[label] else { return base.makeMeter(label: label, dimensions: dimensions) }
-            return registry.makeGauge(name: label, labels: dimensions, help: help)
+            guard let name = descriptor(label) else { return base.makeMeter(label: label, dimensions: dimensions) }
+            return registry.makeGauge(descriptor: name, labels: dimensions)
         }
 
         func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-            guard let help = help[label] else { return base.makeTimer(label: label, dimensions: dimensions) }
+            guard let name = descriptor(label) else { return base.makeTimer(label: label, dimensions: dimensions) }
             let buckets = RoomcastMetrics.buckets[label] ?? base.defaultDurationHistogramBuckets
-            return registry.makeDurationHistogram(name: label, labels: dimensions, buckets: buckets, help: help)
+            return registry.makeDurationHistogram(descriptor: name, labels: dimensions, buckets: buckets)
         }
 
         func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
@@ -101,6 +101,10 @@ public enum RoomcastMetrics {
         func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
         func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
 
-        private var help: [String: String] { RoomcastMetrics.help }
+        /// Our metric `label` with its help text; nil for a metric of another library.
+        private func descriptor(_ label: String) -> MetricNameDescriptor? {
+            // The whole name as `metricName` (with an empty unit the name is exactly `label`).
+            RoomcastMetrics.help[label].map { MetricNameDescriptor(metricName: label, unitName: "", helpText: $0) }
+        }
     }
 }

@@ -40,11 +40,7 @@ final class SocketConnection: Sendable {
     private let state: SocketState
     /// Made when a line is logged (a connection's few lines): a logger kept per connection,
     /// with its own metadata, would be memory per idle connection.
-    private var logger: Logger {
-        var logger = services.logger
-        logger[metadataKey: "sid"] = "\(session.id)"
-        return logger
-    }
+    private var logger: Logger { state.logger }
 
     init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
         self.session = session
@@ -123,6 +119,7 @@ final class SocketConnection: Sendable {
     }
 
     private func handleEvent(_ name: String, packet: SocketIOPacket, state: SocketState) async {
+        GatewayMetrics.eventsReceived.increment(name)
         do throws(RoomcastError) {
             try state.admitEvent()
             guard let payload = packet.arguments.first else {
@@ -133,6 +130,8 @@ final class SocketConnection: Sendable {
                 state.session.send(SocketReply.ack(id: id, data: data))
             }
         } catch {
+            GatewayMetrics.socketRejections.increment(error.code.rawValue)
+            logRejected(error, event: name, payload: packet.arguments.first)
             if let id = packet.ackId {
                 state.session.send(SocketReply.ack(id: id, error: error))
             } else {
@@ -141,8 +140,28 @@ final class SocketConnection: Sendable {
         }
     }
 
+    /// One line per refused event: debug for a client's mistake, warning when the node failed.
+    private func logRejected(_ error: RoomcastError, event: String?, payload: ByteBuffer?) {
+        let level: Logger.Level = error.code == .internalError || error.code == .unavailable ? .warning : .debug
+        let logger = self.logger
+        guard logger.logLevel <= level else { return }
+        var metadata: Logger.Metadata = ["code": .string(error.code.rawValue), "reason": .string(error.message)]
+        if let event { metadata["event"] = .string(event) }
+        if let room = payload.flatMap({ try? JSONCoding.decode(RoomReference.self, from: $0) })?.roomId {
+            metadata["room"] = .string(room)
+        }
+        logger.log(level: level, "event rejected", metadata: metadata)
+    }
+
+    /// The room an event names, for its log line.
+    private struct RoomReference: Decodable {
+        var roomId: String?
+    }
+
     /// Bad input before CONNECT is answered with CONNECT_ERROR, after it with an `error` event.
     private func reject(_ error: RoomcastError, state: SocketState) {
+        GatewayMetrics.socketRejections.increment(error.code.rawValue)
+        logRejected(error, event: nil, payload: nil)
         state.session.send(state.user == nil ? SocketReply.connectError(error) : SocketReply.errorEvent(error, event: nil))
     }
 
@@ -152,6 +171,7 @@ final class SocketConnection: Sendable {
 
     private func connect(_ packet: SocketIOPacket, state: SocketState) async {
         guard packet.namespace == "/" else {
+            GatewayMetrics.socketRejections.increment("invalid_namespace")
             state.session.send(SocketReply.connectError(RoomcastError(.init(rawValue: "invalid_namespace"), "Invalid namespace"), namespace: packet.namespace))
             return
         }
@@ -171,9 +191,10 @@ final class SocketConnection: Sendable {
             try await state.connect(as: user)
             state.session.hasConnected.store(true, ordering: .relaxed)
             state.session.send(SocketIOFrame.connect(sid: Self.randomID()))
-            logger.info("socket connected", metadata: ["user": "\(user.id)"])
+            logger.info("socket connected")
         } catch {
-            logger.info("socket connect refused", metadata: ["code": "\(error.code)"])
+            GatewayMetrics.socketRejections.increment(error.code.rawValue)
+            logger.info("socket connect refused", metadata: ["code": .string(error.code.rawValue)])
             state.session.send(SocketReply.connectError(error))
         }
     }

@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import NIOCore
 import NIOWebSocket
 import RedisClient
@@ -96,6 +97,7 @@ final class SocketHub: Service, Sendable {
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
             entries[channel] = Entry(sessions: [ObjectIdentifier(session): member], subscribed: subscribed)
+            GatewayMetrics.channels(of: channel).increment()
             return subscribed
         }
     }
@@ -107,6 +109,7 @@ final class SocketHub: Service, Sendable {
             if entry.sessions.isEmpty {
                 entries[channel] = nil
                 _ = subscriber.startUnsubscribing([channel], deadline: .now() + .seconds(5))
+                GatewayMetrics.channels(of: channel).decrement()
             } else {
                 entries[channel] = entry
             }
@@ -129,13 +132,15 @@ final class SocketHub: Service, Sendable {
     }
 
     private static func deliver(_ message: RedisPubSubMessage, from index: Index, logger: Logger) {
+        // The fan-out latency starts here: the subscriber has just read the message.
+        let start = NIODeadline.now()
         guard let envelope = EventEnvelope(payload: message.payload) else {
             logger.error("dropped a malformed pub/sub payload", metadata: ["channel": "\(message.channel)"])
             return
         }
         // One in-place access to the entry (a copy would also copy its held events).
         let sessions = index.entries.withLock { $0[message.channel]?.admit(envelope) } ?? []
-        forward(envelope, to: sessions, channel: message.channel)
+        forward(envelope, to: sessions, channel: message.channel, readAt: start)
     }
 
 
@@ -143,8 +148,11 @@ final class SocketHub: Service, Sendable {
     ///
     /// The frame is encoded once; each event loop gets one task that writes it to its sessions
     /// (none when it is the loop this runs on), not one hop per recipient.
-    private static func forward(_ envelope: EventEnvelope, to members: [Member], channel: String) {
+    /// - Parameter readAt: when the subscriber read a live event (for the fan-out latency); nil
+    ///   for events replayed after a gap.
+    private static func forward(_ envelope: EventEnvelope, to members: [Member], channel: String, readAt: NIODeadline? = nil) {
         guard !members.isEmpty else { return }
+        GatewayMetrics.framesDelivered.increment(by: Int64(members.count))
         let shared = envelope.listedFrame == nil ? OutboundFrame(packet: envelope.frame) : nil
         let offset = envelope.offset
         let write: @Sendable ([Member]) -> Void = { members in
@@ -152,6 +160,7 @@ final class SocketHub: Service, Sendable {
                 let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.user))
                 member.session.deliver(frame, offset: offset, channel: channel)
             }
+            if let readAt { GatewayMetrics.fanoutWritten(since: readAt) }
         }
         for (loop, group) in groupedByLoop(members) {
             if loop.inEventLoop {
@@ -199,6 +208,7 @@ final class SocketHub: Service, Sendable {
             var missed: [EventEnvelope] = []
             do {
                 missed = try await eventLog.events(of: room, after: last)
+                GatewayMetrics.gapRepairs.increment()
             } catch {
                 // Sockets that reconnect can still recover by offset themselves.
                 logger.warning("could not read the events missed in a room", metadata: ["room": "\(room)", "error": "\(error)"])

@@ -1,3 +1,4 @@
+import Metrics
 import NIOCore
 import NIOWebSocket
 import RoomcastCore
@@ -77,6 +78,14 @@ final class SocketSession: Sendable {
         var poll: EventLoopPromise<ByteBuffer>?
         /// Closed by either side: nothing more is sent.
         var isClosed = false
+        /// Counted in `roomcast_sockets_connected` under its transport (CONNECT accepted).
+        var isCounted = false
+
+        /// The gauge the session counts in while connected.
+        var connectedGauge: Meter {
+            if case .polling = transport { return GatewayMetrics.socketsOverPolling }
+            return GatewayMetrics.socketsOverWebSocket
+        }
     }
     private let state: Mutex<State>
 
@@ -91,6 +100,25 @@ final class SocketSession: Sendable {
     init(id: String, pollingOn loop: any EventLoop) {
         self.id = id
         self.state = Mutex(State(transport: .polling, loop: loop))
+    }
+
+    /// Counts the session in `roomcast_sockets_connected` (its CONNECT was accepted), under its
+    /// transport until it upgrades.
+    func countConnected() {
+        state.withLock { state in
+            guard !state.isCounted else { return }
+            state.isCounted = true
+            state.connectedGauge.increment()
+        }
+    }
+
+    /// Stops counting the session (it disconnected).
+    func countDisconnected() {
+        state.withLock { state in
+            guard state.isCounted else { return }
+            state.isCounted = false
+            state.connectedGauge.decrement()
+        }
     }
 
     /// The loop the session's frames are written from (it changes once, on an upgrade).
@@ -203,7 +231,9 @@ final class SocketSession: Sendable {
     /// waiting poll ends with a noop, and frames not polled yet go out on the WebSocket.
     func upgrade(to connection: WebSocketConnectionHandler) {
         let (poll, action) = state.withLock { state -> (EventLoopPromise<ByteBuffer>?, Action) in
+            if state.isCounted { state.connectedGauge.decrement() }
             state.transport = .webSocket(NIOLoopBound(connection, eventLoop: connection.eventLoop))
+            if state.isCounted { state.connectedGauge.increment() }
             state.loop = connection.eventLoop
             let poll = state.poll
             state.poll = nil

@@ -58,6 +58,7 @@ final class SocketState: @unchecked Sendable {
             throw error
         }
         self.user = user
+        session.countConnected()
     }
 
     /// Joins a room after checking membership in Redis. With `since` (the last offset the client
@@ -156,6 +157,7 @@ final class SocketState: @unchecked Sendable {
     func disconnect() {
         guard let user else { return }
         logger.info("socket disconnected", metadata: ["rooms": .stringConvertible(rooms.count)])
+        session.countDisconnected()
         let presence = services.presence
         let socket = session.id
         let left = rooms
