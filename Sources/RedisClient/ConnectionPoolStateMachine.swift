@@ -21,6 +21,9 @@ struct ConnectionPoolStateMachine<Connection: AnyObject, Waiter> {
         slots = Array(repeating: nil, count: size)
     }
 
+    /// True once ``shutdown()`` ran: slots stop reconnecting.
+    var isStopped: Bool { isShutdown }
+
     /// The number of open connections.
     var openConnections: Int { slots.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 

@@ -10,6 +10,10 @@ import Synchronization
 /// with backoff; commands from any number of tasks are pipelined over them. Every command has a
 /// deadline covering both the wait for a connection and the reply, so no caller hangs on a dead
 /// Redis.
+///
+/// In cluster mode (``RedisConfiguration/Mode/cluster(seeds:)``) the client reads the slot map,
+/// keeps such a pool per master and sends each command to the master of its keys' slot,
+/// following `MOVED` and `ASK`; the API is the same.
 public final class RedisClient: Service, Sendable {
     private typealias Pool = ConnectionPoolStateMachine<RedisConnection, EventLoopPromise<RedisConnection>>
 
@@ -21,6 +25,8 @@ public final class RedisClient: Service, Sendable {
     private let pool: Mutex<Pool>
     private let nextWaiterID = Atomic<Int>(0)
     private let metrics = RedisCommandMetrics()
+    /// Set in cluster mode: the slot map and the masters' pools.
+    let router: ClusterRouter?
 
     /// Creates a client; it connects once `run()` is running.
     public init(
@@ -32,6 +38,11 @@ public final class RedisClient: Service, Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.pool = Mutex(Pool(size: max(configuration.poolSize, 1)))
+        if case .cluster(let seeds) = configuration.mode {
+            router = ClusterRouter(configuration: configuration, seeds: seeds, eventLoopGroup: eventLoopGroup, logger: logger)
+        } else {
+            router = nil
+        }
     }
 
     /// Keeps the pool connected until the task is cancelled or a graceful shutdown is requested.
@@ -39,6 +50,10 @@ public final class RedisClient: Service, Sendable {
         // Cancellation, not a graceful-shutdown flag, stops the slots: they may be sleeping in a
         // backoff or waiting on a connection, and both end promptly when cancelled.
         await cancelWhenGracefulShutdown {
+            if let router = self.router {
+                await router.run()
+                return
+            }
             await withDiscardingTaskGroup { group in
                 for slot in 0..<max(self.configuration.poolSize, 1) {
                     group.addTask { await self.maintain(slot: slot) }
@@ -49,7 +64,7 @@ public final class RedisClient: Service, Sendable {
     }
 
     /// The number of connections open right now.
-    public var openConnections: Int { pool.withLock { $0.openConnections } }
+    public var openConnections: Int { router?.openConnections ?? pool.withLock { $0.openConnections } }
 
     // MARK: Commands
 
@@ -68,7 +83,7 @@ public final class RedisClient: Service, Sendable {
         let start = NIODeadline.now()
         let deadline = start + TimeAmount(timeout ?? configuration.commandTimeout)
         do {
-            let reply = try await lease(deadline: deadline, for: command.name).send(command, deadline: deadline)
+            let reply = try await sendUnmeasured(command, deadline: deadline)
             instruments?.succeeded(since: start)
             return reply
         } catch {
@@ -100,7 +115,12 @@ public final class RedisClient: Service, Sendable {
         let start = NIODeadline.now()
         let deadline = start + TimeAmount(timeout ?? configuration.commandTimeout)
         do {
-            let replies = try await lease(deadline: deadline, for: first.name).pipeline(commands, deadline: deadline)
+            let replies =
+                if let router {
+                    try await router.pipeline(commands, deadline: deadline)
+                } else {
+                    try await lease(deadline: deadline, for: first.name).pipeline(commands, deadline: deadline)
+                }
             instruments.succeeded(since: start)
             instruments.countErrors(in: replies)
             return replies
@@ -113,6 +133,20 @@ public final class RedisClient: Service, Sendable {
     /// `PING`: true when Redis answered in time.
     public func ping(timeout: Duration? = nil) async -> Bool {
         (try? await send(RedisCommand("PING"), timeout: timeout)) != nil
+    }
+
+    /// Sends one command with no metrics: the core of ``send(_:timeout:)``, and what the cluster
+    /// router calls on a master's pool.
+    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        if let router { return try await router.send(command, deadline: deadline) }
+        return try await lease(deadline: deadline, for: command.name).send(command, deadline: deadline)
+    }
+
+    /// A pipeline with no metrics, on one connection of this (standalone) pool.
+    func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
+        guard let first = commands.first else { return [] }
+        if let router { return try await router.pipeline(commands, deadline: deadline) }
+        return try await lease(deadline: deadline, for: first.name).pipeline(commands, deadline: deadline)
     }
 
     // MARK: Pool
@@ -152,7 +186,7 @@ public final class RedisClient: Service, Sendable {
 
     private func maintain(slot: Int) async {
         var failures = 0
-        while !Task.isCancelled {
+        while !Task.isCancelled && !pool.withLock({ $0.isStopped }) {
             let connection: RedisConnection
             do {
                 connection = try await RedisConnection.connect(configuration: configuration, eventLoop: eventLoopGroup.next())
@@ -188,6 +222,7 @@ public final class RedisClient: Service, Sendable {
 
     /// Closes every connection and fails waiting callers; `run()` does this when it ends.
     public func shutdown() {
+        router?.shutdown()
         let (connections, waiters) = pool.withLock { $0.shutdown() }
         for waiter in waiters { waiter.fail(RedisError(.clientShutdown, "the Redis client was shut down")) }
         for connection in connections { connection.closeSoon() }

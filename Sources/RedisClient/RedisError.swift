@@ -7,7 +7,7 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case reply, timeout, connectionClosed, connectionFailed, unexpectedReply
-            case protocolError, invalidURL, clientShutdown
+            case protocolError, invalidURL, clientShutdown, crossSlot
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -28,6 +28,8 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         public static let invalidURL = Code(.invalidURL)
         /// The client was shut down.
         public static let clientShutdown = Code(.clientShutdown)
+        /// In cluster mode, a command's (or script's) keys hash to more than one slot; it was not sent.
+        public static let crossSlot = Code(.crossSlot)
 
         public var description: String { base.rawValue }
     }

@@ -23,12 +23,26 @@ public struct RedisScript: Sendable, Hashable {
 
 extension RedisClient {
     /// Loads scripts into Redis's script cache (`SCRIPT LOAD`), failing early on a Lua syntax error.
+    ///
+    /// In cluster mode every master loads them.
     public func load(_ scripts: [RedisScript]) async throws(RedisError) {
         for script in scripts {
-            let sha = try await send(RedisCommand("SCRIPT", "LOAD", script.source), as: String.self)
-            guard sha == script.sha1 else {
-                throw RedisError(.unexpectedReply, "Redis hashed script \(script.name) as \(sha), expected \(script.sha1)")
+            let command = RedisCommand("SCRIPT", ["LOAD", script.source])
+            let replies: [RedisReply]
+            if let router {
+                replies = try await router.broadcast(command, deadline: .now() + TimeAmount(configuration.commandTimeout))
+            } else {
+                replies = [try await send(command)]
             }
+            for reply in replies {
+                try Self.check(String(redisReply: reply), of: script)
+            }
+        }
+    }
+
+    private static func check(_ sha: String, of script: RedisScript) throws(RedisError) {
+        guard sha == script.sha1 else {
+            throw RedisError(.unexpectedReply, "Redis hashed script \(script.name) as \(sha), expected \(script.sha1)")
         }
     }
 
@@ -50,7 +64,8 @@ extension RedisClient {
             do throws(RedisError) {
                 reply = try await send(command, timeout: timeout, measuredAs: nil)
             } catch where error.replyPrefix == "NOSCRIPT" {
-                try await load([script])
+                // Routed by the script's keys: in a cluster, the master that lacked it loads it.
+                try Self.check(try await send(RedisCommand("SCRIPT", ["LOAD", script.source], keys: keys), as: String.self), of: script)
                 reply = try await send(command, timeout: timeout, measuredAs: nil)
             }
             measured.succeeded(since: start)

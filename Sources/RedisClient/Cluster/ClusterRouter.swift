@@ -1,0 +1,350 @@
+import Logging
+import NIOCore
+import Synchronization
+
+/// The cluster half of ``RedisClient``: the slot map, one small pool per master (a standalone
+/// ``RedisClient`` each), and the routing of commands, pipelines and redirections.
+///
+/// The map is read with `CLUSTER SLOTS` from any known node (masters first, then the seeds) when
+/// `run()` starts, after a `MOVED`, a `CLUSTERDOWN` or a lost connection to a master, never more
+/// than once per ``minimumRefreshInterval``.
+final class ClusterRouter: Sendable {
+    private struct State {
+        var topology: ClusterTopology?
+        var nodes: [RedisEndpoint: RedisClient] = [:]
+        var waiters: [Int: EventLoopPromise<Void>] = [:]
+        var lastError: RedisError?
+        var refreshRequested = false
+        var nextAny = 0
+        var isShutdown = false
+    }
+
+    private enum Event: Sendable {
+        case start(RedisClient)
+        case refresh
+    }
+
+    /// Redirections (`MOVED`, `ASK`) and retries (`TRYAGAIN`, `CLUSTERDOWN`) one command may follow.
+    static let maximumRedirections = 5
+    /// Refreshes closer together than this are merged.
+    static let minimumRefreshInterval: Duration = .milliseconds(100)
+
+    private let configuration: RedisConfiguration
+    private let seeds: [RedisEndpoint]
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let nextWaiterID = Atomic<Int>(0)
+    private let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    init(configuration: RedisConfiguration, seeds: [RedisEndpoint], eventLoopGroup: any EventLoopGroup, logger: Logger) {
+        self.configuration = configuration
+        self.seeds = seeds
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    /// Runs the node pools and the refreshes until cancelled.
+    func run() async {
+        requestRefresh()
+        let events = self.events
+        await withDiscardingTaskGroup { group in
+            for await event in events {
+                switch event {
+                case .start(let client):
+                    group.addTask { await client.run() }
+                case .refresh:
+                    group.addTask { await self.refresh() }
+                }
+            }
+        }
+    }
+
+    /// Stops every pool and fails callers waiting for the slot map.
+    func shutdown() {
+        let (nodes, waiters) = state.withLock { state in
+            state.isShutdown = true
+            defer {
+                state.nodes.removeAll()
+                state.waiters.removeAll()
+            }
+            return (Array(state.nodes.values), Array(state.waiters.values))
+        }
+        continuation.finish()
+        for waiter in waiters { waiter.fail(RedisError(.clientShutdown, "the Redis client was shut down")) }
+        for node in nodes { node.shutdown() }
+    }
+
+    /// Open connections over every master's pool.
+    var openConnections: Int {
+        state.withLock { Array($0.nodes.values) }.reduce(0) { $0 + $1.openConnections }
+    }
+
+    /// The current slot map (nil until the first `CLUSTER SLOTS`), for tests and subscribers.
+    var topology: ClusterTopology? { state.withLock { $0.topology } }
+
+    // MARK: Commands
+
+    /// Sends one command to the master of its slot, following redirections.
+    func send(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        let slot = try command.slot()
+        return try await send(command, slot: slot, deadline: deadline, redirection: nil)
+    }
+
+    /// Splits a pipeline by master, sends the parts at once and puts the replies back in order.
+    /// A command redirected inside a part is sent again alone, following the redirection.
+    func pipeline(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
+        var slots: [HashSlot?] = []
+        slots.reserveCapacity(commands.count)
+        for command in commands { slots.append(try command.slot()) }
+        try await waitForTopology(deadline: deadline, for: commands.first?.name ?? "pipeline")
+        var parts: [RedisEndpoint: (client: RedisClient, indexes: [Int])] = [:]
+        for (index, slot) in slots.enumerated() {
+            let (endpoint, client) = try target(for: slot, name: commands[index].name)
+            parts[endpoint, default: (client, [])].indexes.append(index)
+        }
+        var replies = [RedisReply](repeating: .null, count: commands.count)
+        do {
+            try await withThrowingTaskGroup(of: ([Int], [RedisReply]).self) { group in
+                for part in parts.values {
+                    group.addTask {
+                        let sent = try await part.client.pipelineUnmeasured(part.indexes.map { commands[$0] }, deadline: deadline)
+                        return (part.indexes, sent)
+                    }
+                }
+                for try await (indexes, sent) in group {
+                    for (index, reply) in zip(indexes, sent) { replies[index] = reply }
+                }
+            }
+        } catch {
+            let failure = error as? RedisError ?? RedisError(.connectionClosed, "pipeline failed", underlying: error)
+            noteFailure(failure)
+            throw failure
+        }
+        for index in replies.indices {
+            guard case .error(let message) = replies[index], Self.isRetryable(message) else { continue }
+            let redirection = ClusterRedirection(errorMessage: message, template: configuration.endpoint)
+            do {
+                replies[index] = try await send(commands[index], slot: slots[index], deadline: deadline, redirection: redirection)
+            } catch where error.code == .reply {
+                replies[index] = .error(error.message)
+            }
+        }
+        return replies
+    }
+
+    /// Sends a command to every master (`SCRIPT LOAD`); returns the replies.
+    func broadcast(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
+        try await waitForTopology(deadline: deadline, for: command.name)
+        let nodes = state.withLock { state in state.topology.map { $0.masters.compactMap { state.nodes[$0] } } ?? [] }
+        var replies: [RedisReply] = []
+        for node in nodes {
+            replies.append(try await node.sendUnmeasured(command, deadline: deadline))
+        }
+        return replies
+    }
+
+    private func send(
+        _ command: RedisCommand,
+        slot: HashSlot?,
+        deadline: NIODeadline,
+        redirection first: ClusterRedirection?
+    ) async throws(RedisError) -> RedisReply {
+        try await waitForTopology(deadline: deadline, for: command.name)
+        var redirection = first
+        var attempts = 0
+        while true {
+            let client: RedisClient
+            var asking = false
+            if let redirection {
+                client = node(at: redirection.endpoint, moving: redirection.kind == .moved ? redirection.slot : nil)
+                asking = redirection.kind == .ask
+            } else {
+                client = try target(for: slot, name: command.name).client
+            }
+            do throws(RedisError) {
+                if asking {
+                    let replies = try await client.pipelineUnmeasured([RedisCommand("ASKING"), command], deadline: deadline)
+                    if case .error(let message) = replies.last { throw RedisError(.reply, message) }
+                    return replies.last ?? .null
+                }
+                return try await client.sendUnmeasured(command, deadline: deadline)
+            } catch where error.code == .reply && Self.isRetryable(error.message) && attempts < Self.maximumRedirections {
+                attempts += 1
+                redirection = ClusterRedirection(errorMessage: error.message, template: configuration.endpoint)
+                if redirection == nil {
+                    // TRYAGAIN (a multi-key command during a migration) or CLUSTERDOWN: wait a little.
+                    if error.message.hasPrefix("CLUSTERDOWN") { requestRefresh() }
+                    let pause = TimeAmount.milliseconds(Int64(20 * attempts))
+                    guard NIODeadline.now() + pause < deadline else { throw error }
+                    try? await Task.sleep(for: .milliseconds(20 * attempts))
+                }
+            } catch {
+                noteFailure(error)
+                throw error
+            }
+        }
+    }
+
+    private static func isRetryable(_ message: String) -> Bool {
+        message.hasPrefix("MOVED ") || message.hasPrefix("ASK ") || message.hasPrefix("TRYAGAIN") || message.hasPrefix("CLUSTERDOWN")
+    }
+
+    /// A lost or unreachable master may mean a failover: read the map again.
+    private func noteFailure(_ error: RedisError) {
+        switch error.code {
+        case .connectionClosed, .connectionFailed, .timeout: requestRefresh()
+        default: break
+        }
+    }
+
+    // MARK: Nodes
+
+    /// The pool of the master owning `slot`, or of any master for a keyless command.
+    private func target(for slot: HashSlot?, name: String) throws(RedisError) -> (endpoint: RedisEndpoint, client: RedisClient) {
+        let found: (RedisEndpoint, RedisClient)? = state.withLock { state in
+            guard let topology = state.topology else { return nil }
+            let endpoint: RedisEndpoint?
+            if let slot {
+                endpoint = topology.master(for: slot)
+            } else if !topology.masters.isEmpty {
+                state.nextAny = (state.nextAny + 1) % topology.masters.count
+                endpoint = topology.masters[state.nextAny]
+            } else {
+                endpoint = nil
+            }
+            return endpoint.flatMap { endpoint in state.nodes[endpoint].map { (endpoint, $0) } }
+        }
+        if let found { return found }
+        requestRefresh()
+        throw RedisError(.connectionFailed, "no master is known for slot \(slot.map(String.init(describing:)) ?? "any") (\(name)); the cluster map is being read again")
+    }
+
+    /// The pool of `endpoint`, made (and started) on first use; `moving` records a `MOVED` slot.
+    private func node(at endpoint: RedisEndpoint, moving slot: HashSlot?) -> RedisClient {
+        let (client, isNew) = state.withLock { state -> (RedisClient, Bool) in
+            if let slot { state.topology?.assign(slot, to: endpoint) }
+            if let known = state.nodes[endpoint] { return (known, false) }
+            let client = makeNode(endpoint)
+            state.nodes[endpoint] = client
+            return (client, true)
+        }
+        if isNew { continuation.yield(.start(client)) }
+        if slot != nil { requestRefresh() }
+        return client
+    }
+
+    private func makeNode(_ endpoint: RedisEndpoint) -> RedisClient {
+        var nodeConfiguration = configuration
+        nodeConfiguration.mode = .standalone
+        nodeConfiguration.endpoint = endpoint
+        return RedisClient(configuration: nodeConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
+    }
+
+    // MARK: Slot map
+
+    /// Asks `run()` for a refresh, unless one is already coming.
+    func requestRefresh() {
+        let yield = state.withLock { state in
+            defer { state.refreshRequested = true }
+            return !state.refreshRequested && !state.isShutdown
+        }
+        if yield { continuation.yield(.refresh) }
+    }
+
+    /// Reads the map until some node answers, then applies it.
+    private func refresh() async {
+        var failures = 0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: failures == 0 ? Self.minimumRefreshInterval : configuration.reconnectBackoff.delay(attempt: failures))
+            // Redirections seen from here on need another refresh after this one.
+            let candidates = state.withLock { state in
+                state.refreshRequested = false
+                return (state.topology?.masters ?? []) + seeds
+            }
+            var lastError: RedisError?
+            for endpoint in candidates {
+                do {
+                    let topology = try await Self.readTopology(from: endpoint, configuration: configuration, eventLoop: eventLoopGroup.next())
+                    apply(topology)
+                    return
+                } catch {
+                    lastError = error
+                }
+            }
+            failures += 1
+            state.withLock { $0.lastError = lastError }
+            if failures == 1 || failures.isMultiple(of: 20) {
+                logger.warning("cannot read the Redis Cluster slot map, retrying", metadata: ["error": "\(lastError.map { "\($0)" } ?? "no node")", "attempts": "\(failures)"])
+            }
+        }
+    }
+
+    /// `CLUSTER SLOTS` from one node, over a connection of its own.
+    static func readTopology(from endpoint: RedisEndpoint, configuration: RedisConfiguration, eventLoop: any EventLoop) async throws(RedisError) -> ClusterTopology {
+        var nodeConfiguration = configuration
+        nodeConfiguration.endpoint = endpoint
+        nodeConfiguration.clientName = nil
+        let connection = try await RedisConnection.connect(configuration: nodeConfiguration, eventLoop: eventLoop)
+        defer { connection.closeSoon() }
+        let reply = try await connection.send(RedisCommand("CLUSTER", "SLOTS"), deadline: .now() + TimeAmount(configuration.commandTimeout))
+        let topology = try ClusterTopology(clusterSlots: reply, answeredBy: endpoint, template: configuration.endpoint)
+        guard !topology.masters.isEmpty else {
+            throw RedisError(.unexpectedReply, "\(endpoint) knows no slot: is the cluster created?")
+        }
+        return topology
+    }
+
+    private func apply(_ topology: ClusterTopology) {
+        let (started, stopped, waiters, changed) = state.withLock { state in
+            let changed = state.topology != topology
+            state.topology = topology
+            state.lastError = nil
+            var started: [RedisClient] = []
+            for endpoint in topology.masters where state.nodes[endpoint] == nil {
+                let client = makeNode(endpoint)
+                state.nodes[endpoint] = client
+                started.append(client)
+            }
+            let gone = state.nodes.keys.filter { !topology.masters.contains($0) }
+            let stopped = gone.compactMap { state.nodes.removeValue(forKey: $0) }
+            defer { state.waiters.removeAll() }
+            return (started, stopped, Array(state.waiters.values), changed)
+        }
+        if changed {
+            logger.info("Redis Cluster slot map read", metadata: ["masters": "\(topology.masters.map(\.description).joined(separator: ","))", "complete": "\(topology.coversAllSlots)"])
+        }
+        for client in started { continuation.yield(.start(client)) }
+        for client in stopped { client.shutdown() }
+        for waiter in waiters { waiter.succeed() }
+    }
+
+    private func waitForTopology(deadline: NIODeadline, for name: String) async throws(RedisError) {
+        let eventLoop = eventLoopGroup.any()
+        let promise = eventLoop.makePromise(of: Void.self)
+        let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
+        let ready: RedisError?? = state.withLock { state in
+            if state.isShutdown { return .some(RedisError(.clientShutdown, "the Redis client was shut down")) }
+            if state.topology != nil { return .some(nil) }
+            state.waiters[id] = promise
+            return .none
+        }
+        switch ready {
+        case .some(nil):
+            promise.succeed()
+            return
+        case .some(.some(let error)):
+            promise.fail(error)
+            throw error
+        case .none:
+            eventLoop.scheduleTask(deadline: deadline) {
+                let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
+                let reason = lastError.map { " (\($0.message))" } ?? ""
+                waiter?.fail(RedisError(.timeout, "no Redis Cluster slot map for \(name) in time\(reason)", underlying: lastError?.underlying))
+            }
+            try await promise.futureResult.redisResult()
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import NIOCore
+@testable import RedisClient
+import RoomcastTestSupport
+import Testing
+
+@Suite("RedisClient against a 3-master Redis Cluster", .serialized)
+struct RedisClusterClientTests {
+    @Test("commands go to the master of their slot, a pipeline spans masters, cross-slot commands are refused")
+    func routes() async throws {
+        try await RedisCluster.with { cluster in
+            try await cluster.withClusterClient { client in
+                let keys = (0..<30).map { "room:{r\($0)}:name" }
+                for key in keys {
+                    #expect(try await client.send("SET", key, "v-\(key)") == .status("OK"))
+                }
+                // Each key sits on exactly the master its slot names; all three hold some.
+                var used: Set<Int> = []
+                for key in keys {
+                    let port = try await cluster.port(servingKey: key)
+                    used.insert(port)
+                    #expect(try await cluster.ask(port, "GET", key) == "v-\(key)")
+                }
+                #expect(used.count == 3)
+
+                let replies = try await client.pipeline(keys.map { RedisCommand("GET", $0) } + [RedisCommand("PING")] + keys.map { RedisCommand("STRLEN", $0) })
+                #expect(replies.prefix(30).map(\.string) == keys.map { "v-\($0)" })
+                #expect(replies[30] == .status("PONG"))
+                #expect(replies.suffix(30) == keys.map { .integer(Int64("v-\($0)".utf8.count)) })
+
+                let crossSlot = await #expect(throws: RedisError.self) { try await client.send("DEL", "user:{a}", "user:{b}") }
+                #expect(crossSlot?.code == .crossSlot)
+                #expect(try await client.send("DEL", "user:{a}:x", "user:{a}:y") == .integer(0))
+            }
+        }
+    }
+
+    @Test("scripts run on the master of their keys and are loaded again there after SCRIPT FLUSH")
+    func scripts() async throws {
+        try await RedisCluster.with { cluster in
+            try await cluster.withClusterClient { client in
+                let script = RedisScript(name: "incr_both", source: "redis.call('INCR', KEYS[1]); return redis.call('INCR', KEYS[2])")
+                try await client.load([script])
+                for port in cluster.ports {
+                    #expect(try await cluster.ask(port, "SCRIPT", "EXISTS", script.sha1) == "1")
+                }
+                for room in 0..<9 {
+                    let keys = ["room:{s\(room)}:a", "room:{s\(room)}:b"]
+                    #expect(try await client.evaluate(script, keys: keys) == .integer(1))
+                }
+                for port in cluster.ports { _ = try await cluster.ask(port, "SCRIPT", "FLUSH") }
+                for room in 0..<9 {
+                    #expect(try await client.evaluate(script, keys: ["room:{s\(room)}:a", "room:{s\(room)}:b"]) == .integer(2))
+                }
+                let crossSlot = await #expect(throws: RedisError.self) {
+                    try await client.evaluate(script, keys: ["user:{a}", "push:{outbox}"])
+                }
+                #expect(crossSlot?.code == .crossSlot)
+            }
+        }
+    }
+
+    @Test("after a reshard, MOVED sends commands to the new master and the slot map follows")
+    func followsMoved() async throws {
+        try await RedisCluster.with { cluster in
+            try await cluster.withClusterClient { client in
+                let keys = (0..<200).map { "user:{m\($0)}" }
+                _ = try await client.pipeline(keys.map { RedisCommand("SET", $0, $0) })
+                let (from, to) = (cluster.ports[0], cluster.ports[1])
+                try await cluster.reshard(fromPort: from, toPort: to, slots: 2000)
+                // The client's map is stale: every key still reads right.
+                for key in keys {
+                    #expect(try await client.send("GET", key).string == key)
+                }
+                let replies = try await client.pipeline(keys.map { RedisCommand("GET", $0) })
+                #expect(replies.map(\.string) == keys)
+                // And the map was read again: the moved slots now point at the new master.
+                #expect(try await eventually {
+                    guard let topology = client.router?.topology else { return false }
+                    return topology.slots(of: RedisEndpoint(host: "127.0.0.1", port: to)).count == 5461 + 2000
+                        || topology.slots(of: RedisEndpoint(host: "127.0.0.1", port: to)).count == 5462 + 2000
+                })
+            }
+        }
+    }
+
+    @Test("during a migration, ASK sends ASKING then the command to the importing master")
+    func followsAsk() async throws {
+        try await RedisCluster.with { cluster in
+            try await cluster.withClusterClient { client in
+                let key = "room:{ask}:a"
+                #expect(try await client.send("SET", key, "old") == .status("OK"))
+                let source = try await cluster.port(servingKey: key)
+                let target = cluster.ports.first { $0 != source }!
+                let slot = try await cluster.ask(source, "CLUSTER", "KEYSLOT", key)
+                let sourceID = try await cluster.nodeID(port: source)
+                let targetID = try await cluster.nodeID(port: target)
+                #expect(try await cluster.ask(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", sourceID) == "OK")
+                #expect(try await cluster.ask(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", targetID) == "OK")
+                // A key the source does not hold is answered with ASK: it is written on the target.
+                let fresh = "room:{ask}:b"
+                #expect(try await client.send("SET", fresh, "new") == .status("OK"))
+                #expect(try await cluster.ask(target, "CLUSTER", "COUNTKEYSINSLOT", slot) == "1")
+                #expect(try await client.send("GET", fresh).string == "new")
+                #expect(try await client.send("GET", key).string == "old")
+                // The map was not changed by ASK.
+                #expect(client.router?.topology?.master(for: HashSlot(key: key))?.port == source)
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// A private 3-master Redis Cluster on loopback, for one test or suite: three
+/// `redis-server --cluster-enabled yes` (each a ``RedisServer`` with its own directory and
+/// `nodes.conf`), joined by `redis-cli --cluster create`.
+public actor RedisCluster {
+    /// The masters, in the order `redis-cli --cluster create` was given them.
+    public nonisolated let servers: [RedisServer]
+
+    /// The masters' ports.
+    public nonisolated var ports: [Int] { servers.map(\.port) }
+
+    /// `redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>`.
+    public nonisolated var url: String {
+        "redis-cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
+    }
+
+    /// Starts the servers, creates the cluster and waits until every node says `cluster_state:ok`.
+    public init(masters: Int = 3) async throws {
+        var servers: [RedisServer] = []
+        do {
+            for _ in 0..<masters {
+                servers.append(
+                    try await RedisServer(arguments: [
+                        "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+                    ])
+                )
+            }
+            self.servers = servers
+            let addresses = servers.map { "127.0.0.1:\($0.port)" }
+            let created = try await Self.cli(["--cluster", "create"] + addresses + ["--cluster-yes"])
+            guard created.contains("[OK] All 16384 slots covered") else {
+                throw RedisServerError("redis-cli --cluster create failed: \(created)")
+            }
+            try await waitUntilStable()
+        } catch {
+            for server in servers { await server.destroy() }
+            throw error
+        }
+    }
+
+    /// Stops every server and removes their directories.
+    public func destroy() async {
+        for server in servers { await server.destroy() }
+    }
+
+    /// Runs `body` with a fresh cluster, then destroys it whatever happened.
+    public static func with<Result>(_ body: (RedisCluster) async throws -> Result) async throws -> Result {
+        let cluster = try await RedisCluster()
+        do {
+            let result = try await body(cluster)
+            await cluster.destroy()
+            return result
+        } catch {
+            await cluster.destroy()
+            throw error
+        }
+    }
+
+    /// Waits until every node reports `cluster_state:ok` and agrees on the slot map.
+    public func waitUntilStable(timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var ok = true
+            var maps: Set<String> = []
+            for port in ports {
+                let info = try await Self.cli(["-p", "\(port)", "CLUSTER", "INFO"])
+                if !info.contains("cluster_state:ok") { ok = false }
+                maps.insert(try await Self.cli(["-p", "\(port)", "CLUSTER", "SLOTS"]))
+            }
+            // `redis-cli --cluster check` also requires every node to agree on the configuration.
+            if ok && maps.count == 1 {
+                let check = try await Self.cli(["--cluster", "check", "127.0.0.1:\(ports[0])"])
+                if check.contains("[OK] All nodes agree about slots configuration.") && check.contains("[OK] All 16384 slots covered.")
+                    && !check.contains("[WARNING]")
+                {
+                    return
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw RedisServerError("the Redis Cluster did not become stable within \(timeout)")
+    }
+
+    /// `CLUSTER MYID` of the master on `port`.
+    public nonisolated func nodeID(port: Int) async throws -> String {
+        try await Self.cli(["-p", "\(port)", "CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The port of the master serving `key`'s slot, as the first master's `CLUSTER NODES` says.
+    public nonisolated func port(servingKey key: String) async throws -> Int {
+        let text = try await Self.cli(["-p", "\(ports[0])", "CLUSTER", "KEYSLOT", key])
+        guard let slot = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw RedisServerError("CLUSTER KEYSLOT answered \(text)")
+        }
+        let nodes = try await Self.cli(["-p", "\(ports[0])", "CLUSTER", "NODES"])
+        for line in nodes.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 8, fields[2].contains("master") else { continue }
+            for range in fields.dropFirst(8) {
+                let bounds = range.split(separator: "-").compactMap { Int($0) }
+                guard let low = bounds.first, (low...(bounds.last ?? low)).contains(slot),
+                    let address = fields[1].split(separator: "@").first, let colon = address.lastIndex(of: ":"),
+                    let port = Int(address[address.index(after: colon)...])
+                else { continue }
+                return port
+            }
+        }
+        throw RedisServerError("no master serves the slot of \(key)")
+    }
+
+    /// `redis-cli --cluster reshard`: moves `slots` slots (with their keys) from one master to
+    /// another, then waits until the cluster is stable again.
+    public func reshard(fromPort: Int, toPort: Int, slots: Int) async throws {
+        let from = try await nodeID(port: fromPort)
+        let to = try await nodeID(port: toPort)
+        let output = try await Self.cli([
+            "--cluster", "reshard", "127.0.0.1:\(fromPort)", "--cluster-from", from, "--cluster-to", to,
+            "--cluster-slots", "\(slots)", "--cluster-yes",
+        ])
+        guard !output.contains("[ERR]") else { throw RedisServerError("reshard failed: \(output)") }
+        try await waitUntilStable()
+    }
+
+    /// Runs `redis-cli` with `arguments` against the cluster and returns what it printed.
+    public nonisolated func cli(port: Int, _ arguments: [String]) async throws -> String {
+        try await Self.cli(["-p", "\(port)"] + arguments)
+    }
+
+    /// Runs `redis-cli` and returns its output (stdout and stderr).
+    public static func cli(_ arguments: [String]) async throws -> String {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-test-redis-cli.\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let process = try ChildProcess(executable: try cliExecutable(), arguments: arguments, outputPath: output.path)
+        let status = await process.exitStatus(timeout: .seconds(60))
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        guard status == 0 else { throw RedisServerError("redis-cli \(arguments.joined(separator: " ")) exited with \(status): \(text)") }
+        return text
+    }
+
+    private static func cliExecutable() throws -> String {
+        if let path = ProcessInfo.processInfo.environment["REDIS_CLI"] { return path }
+        let searchPath = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/bin:/usr/local/bin"
+        for directory in searchPath.split(separator: ":") {
+            let candidate = "\(directory)/redis-cli"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw RedisServerError("redis-cli not found: install it (apt-get install redis-tools) or set REDIS_CLI")
+    }
+}
