@@ -132,9 +132,16 @@ final class RedisChannelHandler: ChannelInboundHandler {
     // MARK: Replies
 
     private func dispatch(_ reply: RedisReply) throws(RedisError) {
-        if let onPush, case .array(let elements) = reply, let message = RedisPubSubMessage(pushReply: elements) {
-            onPush(message)
-            return
+        if let onPush, case .array(let elements) = reply {
+            if let message = RedisPubSubMessage(pushReply: elements) {
+                onPush(message)
+                return
+            }
+            // A cluster node whose slot moved away unsubscribes that slot's sharded channels by
+            // itself: the subscriber must start over where the slot lives now.
+            if elements.first?.string == "sunsubscribe", pending.first?.request.name != "SUNSUBSCRIBE" {
+                throw RedisError(.connectionClosed, "\(endpointDescription) unsubscribed \(elements.dropFirst().first?.string ?? "a channel") (its slot moved)")
+            }
         }
         guard !pending.isEmpty else {
             throw RedisError(.protocolError, "\(endpointDescription) sent a reply nobody asked for: \(reply)")

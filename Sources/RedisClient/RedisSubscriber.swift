@@ -11,6 +11,12 @@ import Synchronization
 /// reports ``Event/connectionLost(_:)``, reconnects with backoff, subscribes to every wanted
 /// channel again and reports ``Event/restored(channels:)``: messages published in between may
 /// have been missed, and the owner decides how to repair that gap.
+///
+/// Channels are sharded in both modes (`SSUBSCRIBE`; publishers use `SPUBLISH`, Redis 7+). In
+/// cluster mode the subscriber holds one connection per master and subscribes each channel on
+/// the shard that owns its slot; losing any of them (a dead master, a slot that moved, which
+/// Redis announces with an unasked `sunsubscribe`, or `MOVED` on `SSUBSCRIBE`) is handled as one
+/// lost connection: the slot map is read again and every channel subscribed where it now lives.
 public final class RedisSubscriber: Service, Sendable {
     /// What the subscriber tells its owner.
     public enum Event: Sendable {
@@ -24,8 +30,9 @@ public final class RedisSubscriber: Service, Sendable {
 
     private struct State {
         var wanted: Set<String> = []
-        /// Set only once the connection is subscribed to everything wanted.
-        var connection: RedisConnection?
+        /// Set only once the connections are subscribed to everything wanted.
+        var links: SubscriberLinks?
+        var generation = 0
         var waiters: [Int: EventLoopPromise<Void>] = [:]
         var lastError: RedisError?
         var isShutdown = false
@@ -62,7 +69,7 @@ public final class RedisSubscriber: Service, Sendable {
     public var channels: Set<String> { state.withLock { $0.wanted } }
 
     /// True while connected and subscribed to every wanted channel.
-    public var isConnected: Bool { state.withLock { $0.connection != nil } }
+    public var isConnected: Bool { state.withLock { $0.links != nil } }
 
     // MARK: Subscriptions
 
@@ -90,19 +97,38 @@ public final class RedisSubscriber: Service, Sendable {
         return state.withLock { state -> EventLoopFuture<Void> in
             if state.isShutdown { return eventLoop.makeFailedFuture(Self.shutdownError) }
             state.wanted.formUnion(channels)
-            if let connection = state.connection {
-                return Self.write("SUBSCRIBE", channels, on: connection, deadline: deadline).confirming("subscribe")
+            guard let links = state.links else {
+                return waitForLinks(&state, channels: channels, deadline: deadline, eventLoop: eventLoop)
             }
-            let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
-            let promise = eventLoop.makePromise(of: Void.self)
-            state.waiters[id] = promise
-            eventLoop.scheduleTask(deadline: deadline) {
-                let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
-                let reason = lastError.map { " (\($0.message))" } ?? ""
-                waiter?.fail(RedisError(.timeout, "not subscribed to \(channels.joined(separator: ", ")) in time\(reason)"))
-            }
-            return promise.futureResult
+            return links.write("SSUBSCRIBE", confirmedAs: "ssubscribe", channels, deadline: deadline, on: eventLoop)
+                .flatMapError { error in
+                    // The slot moved: start over on a fresh map; the channels stay wanted and
+                    // this caller waits for the new links.
+                    guard let error = error as? RedisError, error.replyPrefix == "MOVED" else {
+                        return eventLoop.makeFailedFuture(error)
+                    }
+                    links.closeAll()
+                    return self.state.withLock { state in
+                        if let current = state.links, current.generation != links.generation {
+                            return eventLoop.makeSucceededVoidFuture()
+                        }
+                        return self.waitForLinks(&state, channels: channels, deadline: deadline, eventLoop: eventLoop)
+                    }
+                }
         }
+    }
+
+    /// Registers a caller to be completed once new links are subscribed to everything wanted.
+    private func waitForLinks(_ state: inout State, channels: [String], deadline: NIODeadline, eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
+        let promise = eventLoop.makePromise(of: Void.self)
+        state.waiters[id] = promise
+        eventLoop.scheduleTask(deadline: deadline) {
+            let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
+            let reason = lastError.map { " (\($0.message))" } ?? ""
+            waiter?.fail(RedisError(.timeout, "not subscribed to \(channels.joined(separator: ", ")) in time\(reason)"))
+        }
+        return promise.futureResult
     }
 
     /// Removes channels from the wanted set and writes `UNSUBSCRIBE` before returning; the future
@@ -111,18 +137,13 @@ public final class RedisSubscriber: Service, Sendable {
         let eventLoop = eventLoopGroup.any()
         return state.withLock { state -> EventLoopFuture<Void> in
             state.wanted.subtract(channels)
-            guard let connection = state.connection, !channels.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
-            return Self.write("UNSUBSCRIBE", channels, on: connection, deadline: deadline).confirming("unsubscribe")
+            guard let links = state.links, !channels.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
+            return links.write("SUNSUBSCRIBE", confirmedAs: "sunsubscribe", channels, deadline: deadline, on: eventLoop)
         }
     }
 
     private func deadline(_ timeout: Duration?) -> NIODeadline {
         NIODeadline.now() + TimeAmount(timeout ?? configuration.commandTimeout)
-    }
-
-    private static func write(_ verb: String, _ channels: [String], on connection: RedisConnection, deadline: NIODeadline) -> EventLoopFuture<[RedisReply]> {
-        // Redis confirms each channel with its own reply.
-        connection.submit(name: verb, bytes: RedisCommand(verb, channels).encoded, replyCount: channels.count, deadline: deadline)
     }
 
     fileprivate static let shutdownError = RedisError(.clientShutdown, "the Redis subscriber was shut down")
@@ -139,16 +160,16 @@ public final class RedisSubscriber: Service, Sendable {
 
     /// Closes the connection and fails waiting callers; `run()` does this when it ends.
     public func shutdown() {
-        let (connection, waiters) = state.withLock { state in
+        let (links, waiters) = state.withLock { state in
             state.isShutdown = true
             defer {
-                state.connection = nil
+                state.links = nil
                 state.waiters.removeAll()
             }
-            return (state.connection, Array(state.waiters.values))
+            return (state.links, Array(state.waiters.values))
         }
         for waiter in waiters { waiter.fail(Self.shutdownError) }
-        connection?.closeSoon()
+        links?.closeAll()
     }
 
     private func maintain() async {
@@ -156,15 +177,11 @@ public final class RedisSubscriber: Service, Sendable {
         var wasConnected = false
         let onEvent = self.onEvent
         while !Task.isCancelled {
-            let connection: RedisConnection
+            let links: SubscriberLinks
             let restored: [String]
             do {
-                connection = try await RedisConnection.connect(
-                    configuration: configuration,
-                    eventLoop: eventLoopGroup.next(),
-                    onPush: { onEvent(.message($0)) }
-                )
-                restored = try await resubscribe(connection)
+                links = try await connect(onPush: { onEvent(.message($0)) })
+                restored = try await resubscribe(links)
             } catch {
                 failures += 1
                 state.withLock { $0.lastError = error }
@@ -181,10 +198,10 @@ public final class RedisSubscriber: Service, Sendable {
                 onEvent(.restored(channels: restored))
             }
             wasConnected = true
-            await watch(connection)
+            await watch(links)
             let error = RedisError(.connectionClosed, "subscriber connection to \(configuration.endpoint) closed")
             state.withLock {
-                $0.connection = nil
+                $0.links = nil
                 $0.lastError = error
             }
             if !Task.isCancelled {
@@ -194,34 +211,70 @@ public final class RedisSubscriber: Service, Sendable {
         }
     }
 
-    /// Subscribes a new connection to everything wanted, then opens it to callers.
-    private func resubscribe(_ connection: RedisConnection) async throws(RedisError) -> [String] {
+    /// Opens the connection, or in cluster mode reads the slot map and opens one per master.
+    private func connect(onPush: @escaping @Sendable (RedisPubSubMessage) -> Void) async throws(RedisError) -> SubscriberLinks {
+        let generation = state.withLock { state in
+            state.generation += 1
+            return state.generation
+        }
+        guard case .cluster(let seeds) = configuration.mode else {
+            let connection = try await RedisConnection.connect(configuration: configuration, eventLoop: eventLoopGroup.next(), onPush: onPush)
+            return SubscriberLinks(generation: generation, topology: nil, connections: [configuration.endpoint: connection])
+        }
+        var topology: ClusterTopology?
+        var lastError = RedisError(.connectionFailed, "no seed given")
+        for seed in seeds {
+            do {
+                topology = try await ClusterRouter.readTopology(from: seed, configuration: configuration, eventLoop: eventLoopGroup.next())
+                break
+            } catch {
+                lastError = error
+            }
+        }
+        guard let topology else { throw lastError }
+        var connections: [RedisEndpoint: RedisConnection] = [:]
+        for master in topology.masters {
+            var shard = configuration
+            shard.endpoint = master
+            do {
+                connections[master] = try await RedisConnection.connect(configuration: shard, eventLoop: eventLoopGroup.next(), onPush: onPush)
+            } catch {
+                for connection in connections.values { connection.closeSoon() }
+                throw error
+            }
+        }
+        return SubscriberLinks(generation: generation, topology: topology, connections: connections)
+    }
+
+    /// Subscribes new links to everything wanted, then opens them to callers.
+    private func resubscribe(_ links: SubscriberLinks) async throws(RedisError) -> [String] {
         let deadline = NIODeadline.now() + TimeAmount(configuration.commandTimeout)
         let snapshot = state.withLock { Array($0.wanted) }
+        let eventLoop = eventLoopGroup.any()
         do {
             if !snapshot.isEmpty {
-                try await Self.write("SUBSCRIBE", snapshot, on: connection, deadline: deadline).confirming("subscribe").redisResult()
+                try await links.write("SSUBSCRIBE", confirmedAs: "ssubscribe", snapshot, deadline: deadline, on: eventLoop).redisResult()
             }
         } catch {
-            await connection.close()
+            links.closeAll()
             throw error
         }
         let (waiters, added, dropped, isShutdown) = state.withLock { state in
             guard !state.isShutdown else { return ([EventLoopPromise<Void>](), Optional<EventLoopFuture<Void>>.none, [String](), true) }
             // The wanted set may have changed while the snapshot was being subscribed: catch up
-            // in both directions before the connection is opened to callers.
+            // in both directions before the links are opened to callers.
             let dropped = snapshot.filter { !state.wanted.contains($0) }
             if !dropped.isEmpty {
-                _ = Self.write("UNSUBSCRIBE", dropped, on: connection, deadline: deadline)
+                _ = links.write("SUNSUBSCRIBE", confirmedAs: "sunsubscribe", dropped, deadline: deadline, on: eventLoop)
             }
             let missing = state.wanted.subtracting(snapshot)
-            let added = missing.isEmpty ? nil : Self.write("SUBSCRIBE", Array(missing), on: connection, deadline: deadline).confirming("subscribe")
-            state.connection = connection
+            let added = missing.isEmpty ? nil : links.write("SSUBSCRIBE", confirmedAs: "ssubscribe", Array(missing), deadline: deadline, on: eventLoop)
+            state.links = links
             defer { state.waiters.removeAll() }
             return (Array(state.waiters.values), added, dropped, false)
         }
         if isShutdown {
-            await connection.close()
+            links.closeAll()
             throw Self.shutdownError
         }
         for waiter in waiters {
@@ -230,7 +283,19 @@ public final class RedisSubscriber: Service, Sendable {
         return snapshot.filter { !dropped.contains($0) }
     }
 
-    /// Returns when the connection closes; a `PING` per interval finds a link that died silently.
+    /// Returns when any connection closes, having closed the others; a `PING` per interval finds
+    /// a link that died silently.
+    private func watch(_ links: SubscriberLinks) async {
+        await withTaskGroup(of: Void.self) { group in
+            for connection in links.all {
+                group.addTask { await self.watch(connection) }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        links.closeAll()
+    }
+
     private func watch(_ connection: RedisConnection) async {
         let interval = configuration.healthCheckInterval
         await withTaskCancellationHandler {
@@ -258,19 +323,6 @@ public final class RedisSubscriber: Service, Sendable {
             }
         } onCancel: {
             connection.closeSoon()
-        }
-    }
-}
-
-extension EventLoopFuture where Value == [RedisReply] {
-    /// Succeeds when every reply is a confirmation of `kind` (`subscribe`, `unsubscribe`).
-    fileprivate func confirming(_ kind: String) -> EventLoopFuture<Void> {
-        flatMapThrowing { replies in
-            for reply in replies {
-                guard case .array(let elements) = reply, elements.first?.string == kind else {
-                    throw RedisError.unexpected(reply, expected: "a \(kind) confirmation")
-                }
-            }
         }
     }
 }

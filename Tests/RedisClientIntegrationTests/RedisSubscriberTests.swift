@@ -28,9 +28,9 @@ struct RedisSubscriberTests {
         try await RedisServer.with { server in
             try await withSubscriber(server) { subscriber, recorder, publisher in
                 try await subscriber.subscribe(["room:{a}", "room:{b}", "user:{c}"])
-                #expect(try await publisher.send("PUBLISH", "room:{b}", "hello") == .integer(1))
+                #expect(try await publisher.send("SPUBLISH", "room:{b}", "hello") == .integer(1))
                 let binary = ByteBuffer(bytes: [0, 255, 13, 10, 42])
-                _ = try await publisher.send("PUBLISH", "user:{c}", binary)
+                _ = try await publisher.send("SPUBLISH", "user:{c}", binary)
                 let first = try await recorder.next { $0.message }
                 #expect(first.channel == "room:{b}")
                 #expect(first.payload == ByteBuffer(string: "hello"))
@@ -39,8 +39,8 @@ struct RedisSubscriberTests {
                 #expect(second.payload == binary)
 
                 try await subscriber.unsubscribe(["room:{b}"])
-                #expect(try await publisher.send("PUBLISH", "room:{b}", "gone") == .integer(0))
-                #expect(try await publisher.send("PUBSUB", "NUMSUB", "room:{a}", "room:{b}")
+                #expect(try await publisher.send("SPUBLISH", "room:{b}", "gone") == .integer(0))
+                #expect(try await publisher.send("PUBSUB", "SHARDNUMSUB", "room:{a}", "room:{b}")
                     == .array([.bulk(ByteBuffer(string: "room:{a}")), .integer(1), .bulk(ByteBuffer(string: "room:{b}")), .integer(0)]))
                 #expect(subscriber.channels == ["room:{a}", "user:{c}"])
             }
@@ -56,7 +56,7 @@ struct RedisSubscriberTests {
                 _ = try await recorder.next { $0.isConnectionLost ? true : nil }
                 let restored = try await recorder.next { $0.restoredChannels }
                 #expect(Set(restored) == ["room:{x}", "room:{y}"])
-                #expect(try await publisher.send("PUBLISH", "room:{y}", "after") == .integer(1))
+                #expect(try await publisher.send("SPUBLISH", "room:{y}", "after") == .integer(1))
                 #expect(try await recorder.next { $0.message }.payload == ByteBuffer(string: "after"))
             }
         }
@@ -70,7 +70,7 @@ struct RedisSubscriberTests {
                 try await server.restart()
                 _ = try await recorder.next { $0.isConnectionLost ? true : nil }
                 #expect(try await recorder.next { $0.restoredChannels } == ["room:{r}"])
-                #expect(try await eventually { (try? await publisher.send("PUBLISH", "room:{r}", "back")) == .integer(1) })
+                #expect(try await eventually { (try? await publisher.send("SPUBLISH", "room:{r}", "back")) == .integer(1) })
                 #expect(try await recorder.next { $0.message }.payload == ByteBuffer(string: "back"))
             }
         }
@@ -101,7 +101,7 @@ struct RedisSubscriberTests {
                 try await Task.sleep(for: .milliseconds(200))
                 try await server.start()
                 try await subscribed
-                #expect(try await eventually { (try? await publisher.send("PUBLISH", "room:{later}", "x")) == .integer(1) })
+                #expect(try await eventually { (try? await publisher.send("SPUBLISH", "room:{later}", "x")) == .integer(1) })
             }
         }
     }

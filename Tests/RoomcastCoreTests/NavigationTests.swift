@@ -229,7 +229,7 @@ struct NavigationTests {
                 #expect(fields["name"] == "Italian engagement 2025")
                 #expect(fields["updatedAt"] == String(renamed.updatedAt.milliseconds))
 
-                _ = try await redis.send("PUBLISH", channels[2], "marker")
+                _ = try await redis.send("SPUBLISH", channels[2], "marker")
                 let received = try await inbox.wait { messages in
                     messages.contains { $0.channel == channels[2] } && messages.filter { $0.channel != channels[2] }.count >= 2
                 }

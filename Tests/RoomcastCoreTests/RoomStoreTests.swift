@@ -70,7 +70,7 @@ struct RoomStoreTests {
             try await withSubscriber(server, to: channels) { inbox in
                 let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id, users[2].id], name: nil)
                 // A marker published after the room shows that nothing for the creator came before it.
-                _ = try await redis.send("PUBLISH", channels[0], "marker")
+                _ = try await redis.send("SPUBLISH", channels[0], "marker")
                 let received = try await inbox.wait { messages in
                     messages.contains { $0.channel == channels[0] } && messages.filter { $0.channel != channels[0] }.count >= 2
                 }
@@ -101,7 +101,7 @@ struct RoomStoreTests {
             try await withSubscriber(server, to: [RedisKeys.userChannel(alice.id)]) { inbox in
                 let room = try await RoomStore(redis: redis).create(by: alice.id, with: [], name: nil)
                 #expect(room.participants == [alice])
-                _ = try await redis.send("PUBLISH", RedisKeys.userChannel(alice.id), "marker")
+                _ = try await redis.send("SPUBLISH", RedisKeys.userChannel(alice.id), "marker")
                 let received = try await inbox.wait(for: 1)
                 #expect(received.map { String(buffer: $0.payload) } == ["marker"])
             }
@@ -156,7 +156,7 @@ struct RoomStoreTests {
                 #expect(room.participants == users)
                 #expect(try await redis.send(RedisCommand("SCARD", RedisKeys.roomParticipants(room.id)), as: Int.self) == 2)
                 #expect(try await redis.send(RedisCommand("ZCARD", RedisKeys.userRooms(users[1].id)), as: Int.self) == 1)
-                _ = try await redis.send("PUBLISH", bobChannel, "marker")
+                _ = try await redis.send("SPUBLISH", bobChannel, "marker")
                 let received = try await inbox.wait(for: 2)
                 #expect(received.count == 2)
                 #expect(String(buffer: received[1].payload) == "marker")

@@ -76,24 +76,24 @@ struct SocketGatewayTests {
                 _ = try await socket.emitWithAck("room:join", ["roomId": .string(room)])
             }
             // Two nodes hold sockets of the room: two subscriptions.
-            #expect(try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)]))
+            #expect(try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDNUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)]))
 
             _ = try await bobSocket.emitWithAck("room:leave", ["roomId": .string(room)])
             _ = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "one"])
             #expect(try JSONValue(try await bobSecond.nextEvent("message:new"))["message"]["text"] == "one")
             try await bobSocket.expectNoEvent("message:new", within: .milliseconds(300))
             // node 2 still has a socket in the room.
-            #expect(try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)]))
+            #expect(try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDNUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)]))
 
             _ = try await bobSecond.emitWithAck("room:leave", ["roomId": .string(room)])
             let unsubscribed = try await eventually {
-                try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(1)])
+                try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDNUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(1)])
             }
             #expect(unsubscribed)
             // Disconnecting the last socket of a node drops its subscriptions too.
             _ = try await aliceSocket.close()
             #expect(try await eventually {
-                let channels = try await cluster.withRedis { try await $0.send("PUBSUB", "CHANNELS", "room:*") }
+                let channels = try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDCHANNELS", "room:*") }
                 return channels == .array([])
             })
         }
@@ -113,7 +113,7 @@ struct SocketGatewayTests {
             _ = try await cluster.withRedis { try await $0.send("CLIENT", "KILL", "TYPE", "pubsub") }
             // Both nodes come back subscribed to the room by themselves.
             #expect(try await eventually {
-                try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)])
+                try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDNUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)])
             })
             _ = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "after the drop"])
             #expect(try JSONValue(try await bobSocket.nextEvent("message:new"))["message"]["text"] == "after the drop")
@@ -131,10 +131,10 @@ struct SocketGatewayTests {
         let first = try await ElementSocketTests.create(aliceSocket, room)
         _ = try await bobSocket.nextEvent("element:created")
 
-        // Redis refuses SUBSCRIBE while it still runs scripts and PUBLISH: the nodes' pub/sub
+        // Redis refuses SSUBSCRIBE while it still runs scripts and SPUBLISH: the nodes' pub/sub
         // connections, killed, cannot come back, so every event below is published to nobody.
         _ = try await cluster.withRedis { redis in
-            _ = try await redis.send("ACL", "SETUSER", "default", "-subscribe")
+            _ = try await redis.send("ACL", "SETUSER", "default", "-ssubscribe")
             return try await redis.send("CLIENT", "KILL", "TYPE", "pubsub")
         }
         var created: [String] = []
@@ -144,12 +144,12 @@ struct SocketGatewayTests {
         }
         let sent = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "in the gap"])
         #expect(sent["data"]["message"]["text"] == "in the gap")
-        let lost = try await cluster.withRedis { try await $0.send("PUBSUB", "NUMSUB", "room:{\(room)}:events") }
+        let lost = try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDNUMSUB", "room:{\(room)}:events") }
         #expect(lost == .array([.bulk(ByteBuffer(string: "room:{\(room)}:events")), .integer(0)]), "nobody was subscribed")
         try await bobSocket.expectNoEvent("message:new", within: .milliseconds(200))
 
         // Subscriptions come back; each node replays what its sockets missed from the room stream.
-        _ = try await cluster.withRedis { try await $0.send("ACL", "SETUSER", "default", "+subscribe") }
+        _ = try await cluster.withRedis { try await $0.send("ACL", "SETUSER", "default", "+ssubscribe") }
         for socket in [bobSocket, aliceSocket] {
             #expect(try await eventually(within: .seconds(15)) {
                 await socket.events(named: "message:new").count == 1

@@ -21,7 +21,7 @@ public struct UserEvents: Sendable {
         do {
             for (user, payload) in payloads {
                 let frame = SocketIOFrame.event(name: name, payload: try JSONCoding.encode(payload))
-                commands.append(RedisCommand("PUBLISH", RedisKeys.userChannel(user), EventEnvelope.payload(frame: frame)))
+                commands.append(RedisCommand("SPUBLISH", RedisKeys.userChannel(user), EventEnvelope.payload(frame: frame)))
             }
         } catch {
             throw RoomcastError(.internalError, "could not encode \(name)")
@@ -39,7 +39,7 @@ public struct UserEvents: Sendable {
             throw RoomcastError(.internalError, "could not encode \(name)")
         }
         _ = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.pipeline(recipients.map { RedisCommand("PUBLISH", RedisKeys.userChannel($0), envelope) })
+            try await redis.pipeline(recipients.map { RedisCommand("SPUBLISH", RedisKeys.userChannel($0), envelope) })
         }
     }
 }

@@ -9,7 +9,7 @@ local function emit_to(stream_key, channel_key, kept, event, members)
     local p = '42["' .. event .. '",{' .. members .. ',"offset":"'
     local s = '"}]'
     local offset = redis.call('XADD', stream_key, 'MAXLEN', '~', kept, '*', 'p', p, 's', s)
-    redis.call('PUBLISH', channel_key, offset .. ' ' .. p .. offset .. s)
+    redis.call('SPUBLISH', channel_key, offset .. ' ' .. p .. offset .. s)
     return offset
 end
 
@@ -23,6 +23,6 @@ local function emit_per_user(stream_key, channel_key, kept, event, ids, members_
     local users = table.concat(ids, ',')
     local offset = redis.call('XADD', stream_key, 'MAXLEN', '~', kept, '*', 'pa', pa, 'pb', pb, 's', s, 'u', users)
     local a = pa .. offset .. s
-    redis.call('PUBLISH', channel_key, offset .. ' @' .. users .. ' ' .. #a .. ' ' .. a .. pb .. offset .. s)
+    redis.call('SPUBLISH', channel_key, offset .. ' @' .. users .. ' ' .. #a .. ' ' .. a .. pb .. offset .. s)
     return offset
 end

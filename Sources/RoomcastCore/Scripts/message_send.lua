@@ -29,6 +29,6 @@ if earlier then return { 'replayed', earlier } end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], '*',
     'id', ARGV[2], 'userId', ARGV[1], 'text', ARGV[3], 'createdAt', ARGV[4])
 local offset = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'p', ARGV[5], 's', ARGV[6])
-redis.call('PUBLISH', KEYS[4], offset .. ' ' .. ARGV[5] .. offset .. ARGV[6])
+redis.call('SPUBLISH', KEYS[4], offset .. ' ' .. ARGV[5] .. offset .. ARGV[6])
 grow_unseen(KEYS[1], KEYS[5], KEYS[6], ARGV[1], ARGV[4])
 return remember_reply(KEYS[7], { offset, ARGV[9] })

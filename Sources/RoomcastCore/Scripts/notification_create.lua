@@ -28,8 +28,8 @@ if excess > 0 then
 end
 
 local unread = redis.call('SCARD', KEYS[4])
-redis.call('PUBLISH', KEYS[6], '- 42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
-redis.call('PUBLISH', KEYS[6], '- 42["badge:updated",{"unreadCount":' .. unread .. '}]')
+redis.call('SPUBLISH', KEYS[6], '- 42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
+redis.call('SPUBLISH', KEYS[6], '- 42["badge:updated",{"unreadCount":' .. unread .. '}]')
 
 local payload = ARGV[4] .. unread .. ARGV[5]
 local tokens = redis.call('HKEYS', KEYS[5])
