@@ -106,4 +106,23 @@ struct RedisClusterSubscriberTests {
             }
         }
     }
+
+    @Test("a master emptied by a reshard turns replica: publisher and subscriber both end up on the new owner")
+    func followsDrainedMaster() async throws {
+        try await RedisCluster.with { cluster in
+            try await withSubscriber(cluster) { subscriber, recorder, publisher in
+                try await subscriber.subscribe(Self.channels)
+                try await cluster.reshard(fromPort: cluster.ports[0], toPort: cluster.ports[2], slots: 5461)
+                // The old master now serves SPUBLISH for its former slots itself (to nobody) rather
+                // than answering MOVED, until the publisher's periodic map refresh.
+                for channel in Self.channels {
+                    #expect(try await eventually(within: .seconds(30)) { try await publisher.send("SPUBLISH", channel, "drained") == .integer(1) })
+                }
+                var received: Set<String> = []
+                while received.count < Self.channels.count {
+                    received.insert(try await recorder.next { $0.message }.channel)
+                }
+            }
+        }
+    }
 }

@@ -6,8 +6,10 @@ import Synchronization
 /// ``RedisClient`` each), and the routing of commands, pipelines and redirections.
 ///
 /// The map is read with `CLUSTER SLOTS` from any known node (masters first, then the seeds) when
-/// `run()` starts, after a `MOVED`, a `CLUSTERDOWN` or a lost connection to a master, never more
-/// than once per ``minimumRefreshInterval``.
+/// `run()` starts, after a `MOVED`, a `CLUSTERDOWN` or a lost connection to a master, and every
+/// ``periodicRefreshInterval``, never more than once per ``minimumRefreshInterval``. The periodic
+/// read matters for `SPUBLISH`: a master emptied by a reshard becomes a replica of the new
+/// owner and then serves `SPUBLISH` for that slot itself (to nobody) instead of answering `MOVED`.
 final class ClusterRouter: Sendable {
     private struct State {
         var topology: ClusterTopology?
@@ -28,6 +30,8 @@ final class ClusterRouter: Sendable {
     static let maximumRedirections = 5
     /// Refreshes closer together than this are merged.
     static let minimumRefreshInterval: Duration = .milliseconds(100)
+    /// The slot map is read again this often even when nothing told the client it changed.
+    static let periodicRefreshInterval: Duration = .seconds(10)
 
     private let configuration: RedisConfiguration
     private let seeds: [RedisEndpoint]
@@ -51,6 +55,12 @@ final class ClusterRouter: Sendable {
         requestRefresh()
         let events = self.events
         await withDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.periodicRefreshInterval)
+                    if !Task.isCancelled { self.requestRefresh() }
+                }
+            }
             for await event in events {
                 switch event {
                 case .start(let client):
@@ -59,6 +69,8 @@ final class ClusterRouter: Sendable {
                     group.addTask { await self.refresh() }
                 }
             }
+            // The stream ends on cancellation or `shutdown()`: stop the pools and the timer too.
+            group.cancelAll()
         }
     }
 
