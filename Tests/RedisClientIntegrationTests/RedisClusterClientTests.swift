@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 @testable import RedisClient
 import RoomcastTestSupport
+import Synchronization
 import Testing
 
 @Suite("RedisClient against a 3-master Redis Cluster", .serialized)
@@ -108,4 +109,59 @@ struct RedisClusterClientTests {
             }
         }
     }
+
+    @Test("a reshard during traffic loses no acknowledged write and fails no command")
+    func reshardUnderTraffic() async throws {
+        try await RedisCluster.with { cluster in
+            try await cluster.withClusterClient { client in
+                let keys = (0..<40).map { "room:{t\($0)}:n" }
+                let (acknowledged, failures) = try await withThrowingTaskGroup(of: ([String: Int], Int).self) { group in
+                    let stop = ManagedAtomicFlag()
+                    for worker in 0..<4 {
+                        group.addTask {
+                            var counts: [String: Int] = [:]
+                            var failures = 0
+                            var index = worker
+                            while !stop.isSet {
+                                let key = keys[index % keys.count]
+                                index += 7
+                                do {
+                                    _ = try await client.evaluate(Self.increment, keys: [key])
+                                    counts[key, default: 0] += 1
+                                } catch {
+                                    failures += 1
+                                }
+                            }
+                            return (counts, failures)
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(200))
+                    try await cluster.reshard(fromPort: cluster.ports[0], toPort: cluster.ports[1], slots: 3000)
+                    try await Task.sleep(for: .milliseconds(200))
+                    stop.set()
+                    var total: [String: Int] = [:]
+                    var failures = 0
+                    for try await (counts, failed) in group {
+                        total.merge(counts, uniquingKeysWith: +)
+                        failures += failed
+                    }
+                    return (total, failures)
+                }
+                #expect(failures == 0)
+                #expect(acknowledged.values.reduce(0, +) > 100)
+                for key in keys {
+                    #expect(try await client.send("GET", key).string.flatMap { Int($0) } ?? 0 == acknowledged[key, default: 0])
+                }
+            }
+        }
+    }
+
+    private static let increment = RedisScript(name: "increment", source: "return redis.call('INCR', KEYS[1])")
+}
+
+/// A flag set once by one task and read by others.
+private final class ManagedAtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
 }
