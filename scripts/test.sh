@@ -21,7 +21,7 @@ swift build --build-tests
 swift test --skip-build "$@"
 
 # End-to-end: the unmodified python-socketio client against two real gateway nodes (tests/e2e).
-scripts/setup-browser.sh  # chromium and chromedriver for tests/e2e/test_console.py
+scripts/setup-tests.sh  # chromium, chromedriver (tests/e2e/test_console.py) and nginx (test_load_balancer.py)
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
 .venv/bin/python -m pytest -q tests/e2e

@@ -8,7 +8,7 @@ count; alice edits her note's text in place and bob sees it; a second room that 
 opened shows its unseen badge in his list. A screenshot of bob's canvas is saved as an artifact (`$ROOMCAST_ARTIFACTS`, else
 `var/artifacts/` in the repository) and its path printed.
 
-Needs Debian's `chromium` and `chromium-driver` (scripts/setup-browser.sh installs them; the paths
+Needs Debian's `chromium` and `chromium-driver` (scripts/setup-tests.sh installs them; the paths
 can be given as `CHROMIUM` and `CHROMEDRIVER`). Selenium Manager is never asked to download
 anything.
 """
@@ -59,7 +59,7 @@ def _executable(variable, *names):
         found = shutil.which(name)
         if found:
             return found
-    pytest.fail(f"no {names[0]} on PATH: run scripts/setup-browser.sh (or set {variable})")
+    pytest.fail(f"no {names[0]} on PATH: run scripts/setup-tests.sh (or set {variable})")
 
 
 class Browser:

@@ -84,3 +84,50 @@ def test_unknown_session_and_bad_requests_get_reference_errors(node1):
     # A body that is not Engine.IO packets.
     status, body = get(f"/socket.io/?EIO=4&transport=polling&sid={handshake['sid']}", method="POST", body=b"")
     assert status == 400
+
+
+def test_a_draining_node_sends_its_polling_clients_away(api, roomcast_binary, redis_server):
+    """SIGTERM: a pending poll is answered with Engine.IO's close packet at once, not held until
+    the next ping; the node then exits."""
+    import signal
+    import threading
+
+    from roomcast_e2e import GatewayNode
+
+    node = GatewayNode("draining", roomcast_binary, redis_server.url, log_directory=redis_server.directory)
+    try:
+        alice = api.register("alice")
+        status, body = _http(f"{node.url}/socket.io/?EIO=4&transport=polling")
+        sid = json.loads(body[1:])["sid"]
+        assert _http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}", "POST",
+                     ("40" + json.dumps({"token": alice.token})).encode()) == (200, "ok")
+        status, body = _http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}")
+        assert body.startswith("40"), body
+        answer = {}
+
+        def poll():
+            answer["started"] = time.monotonic()
+            answer["response"] = _http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}")
+            answer["finished"] = time.monotonic()
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        time.sleep(0.3)  # the poll is waiting on the node
+        node.process.send_signal(signal.SIGTERM)
+        poller.join(timeout=WAIT)
+        assert not poller.is_alive(), "the pending poll was not answered during the drain"
+        status, body = answer["response"]
+        assert status == 200 and "1" in body.split("\x1e"), body
+        assert answer["finished"] - answer["started"] < WAIT
+        node.process.wait(timeout=WAIT * 2)
+    finally:
+        node.stop()
+
+
+def _http(url, method="GET", body=None):
+    request = urllib.request.Request(url, method=method, data=body)
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT * 6) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()

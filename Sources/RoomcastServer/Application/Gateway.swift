@@ -153,7 +153,9 @@ public struct Gateway: Sendable {
         }
         // SIGTERM drains: the server stops accepting, sockets are told to reconnect elsewhere (1001)
         // while mutations under way finish; past the drain timeout what is left is cancelled.
-        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // After the server, so it is told first (shutdown runs in reverse): polling clients are
+        // sent away before the server waits for their pending polls.
+        var group = ServiceGroupConfiguration(services: [app, pollingSessions], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = settings.drainTimeout
         try await ServiceGroup(configuration: group).run()
     }

@@ -26,7 +26,14 @@ struct CORSMiddleware: RouterMiddleware {
             headers[.accessControlMaxAge] = "600"
             return Response(status: .noContent, headers: headers)
         }
-        var response = try await next(request, context)
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            // Rendered here so that error answers carry the headers too: without them a browser
+            // hides the error body from the page.
+            response = try error.response(from: request, context: context)
+        }
         for field in Self.headers(for: origin) { response.headers[field.name] = field.value }
         return response
     }

@@ -1,12 +1,16 @@
 import NIOCore
 import NIOPosix
+import NIOWebSocket
+import ServiceLifecycle
 import Synchronization
 
 /// The node's Engine.IO sessions that started with long-polling, by session id, until they end.
 ///
 /// Poll and send requests find their session here; so does the WebSocket connection that
-/// upgrades one.
-final class PollingSessions: Sendable {
+/// upgrades one. As a service it drains them on shutdown: each pending poll is answered with
+/// Engine.IO's close packet, so clients reconnect elsewhere instead of holding the drain up until
+/// their next ping.
+final class PollingSessions: Service, Sendable {
     /// A session and its Engine.IO state (used on that state's loop only).
     struct Entry: Sendable {
         let session: SocketSession
@@ -40,6 +44,15 @@ final class PollingSessions: Sendable {
     /// The session with this id, if this node holds it.
     func entry(_ sid: String) -> Entry? {
         entries.withLock { $0[sid] }
+    }
+
+    /// Waits for the graceful shutdown, then closes every session still polling.
+    func run() async {
+        try? await gracefulShutdown()
+        for entry in entries.withLock({ Array($0.values) }) {
+            let engine = entry.engine
+            engine.eventLoop.execute { engine.value.close(.goingAway, reason: "server shutting down") }
+        }
     }
 
     /// The number of sessions held (for tests and metrics).
