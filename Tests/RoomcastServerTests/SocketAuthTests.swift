@@ -104,9 +104,16 @@ struct SocketAuthTests {
             let old = try await HTTPTestClient.request(port: cluster.node1.port, path: "/socket.io/?EIO=3&transport=websocket")
             #expect(old.status == 400)
             #expect(try JSONValue(old.text) == ["code": 5, "message": "Unsupported protocol version"])
+            let unknown = try await HTTPTestClient.request(port: cluster.node1.port, path: "/socket.io/?EIO=4&transport=flash")
+            #expect(unknown.status == 400)
+            #expect(try JSONValue(unknown.text) == ["code": 0, "message": "Transport unknown"])
+            let oldPolling = try await HTTPTestClient.request(port: cluster.node1.port, path: "/socket.io/?EIO=3&transport=polling")
+            #expect(oldPolling.status == 400)
+            #expect(try JSONValue(oldPolling.text)["code"] == 5)
+            // Long-polling is served: its handshake is the open packet, offering the upgrade.
             let polling = try await HTTPTestClient.request(port: cluster.node1.port, path: "/socket.io/?EIO=4&transport=polling")
-            #expect(polling.status == 400)
-            #expect(try JSONValue(polling.text)["code"] == 0)
+            #expect(polling.status == 200)
+            #expect(polling.text.hasPrefix("0{") && polling.text.contains(#""upgrades":["websocket"]"#))
         }
     }
 }
