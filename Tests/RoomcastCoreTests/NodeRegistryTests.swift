@@ -70,7 +70,8 @@ struct NodeRegistryTests {
             #expect(read.sockets == 3)
             #expect(read.startedAt == Timestamp(milliseconds: 1_700_000_000_000))
             #expect(read.updatedAt == written.updatedAt)
-            #expect(abs(read.expiresAt.milliseconds - written.expiresAt.milliseconds) < 2_000)
+            // Read back from PTTL and the reader's clock: a loaded machine adds seconds between the two.
+            #expect(abs(read.expiresAt.milliseconds - written.expiresAt.milliseconds) < 5_000)
             #expect(try await registry.node(Self.second) == nil)
         }
     }
