@@ -18,6 +18,8 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from dataclasses import dataclass, field
 
@@ -397,3 +399,19 @@ def jwt_with_claims_swapped(token, **changes):
     claims = jwt_claims(token)
     claims.update(changes)
     return header + "." + _b64url(json.dumps(claims, separators=(",", ":")).encode()) + "." + signature
+
+
+def http(url, method="GET", body=None, headers=None, timeout=WAIT + 30):
+    """A plain HTTP request (no session, no retries): (status, body text, headers)."""
+    request = urllib.request.Request(url, method=method, data=body, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read().decode(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(), dict(error.headers)
+
+
+def with_text(text):
+    """Matches a `message:new` payload carrying `text`."""
+    return lambda payload: isinstance(payload, dict) and isinstance(payload.get("message"), dict) \
+        and payload["message"].get("text") == text

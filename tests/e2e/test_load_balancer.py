@@ -13,15 +13,13 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 
 import pytest
 import websocket
 
-from roomcast_e2e import ack_data, free_port, stop_process, tail, WAIT
+from roomcast_e2e import ack_data, free_port, http, stop_process, tail, with_text, WAIT
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEMPLATE = os.path.join(REPOSITORY, "docker", "nginx", "roomcast.conf.template")
@@ -114,15 +112,6 @@ def nginx(nodes):
         server.stop()
 
 
-def http(url, method="GET", body=None, headers=None):
-    request = urllib.request.Request(url, method=method, data=body, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=WAIT + 30) as response:
-            return response.status, response.read().decode(), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(), dict(error.headers)
-
-
 def packets(body):
     return body.split(RECORD_SEPARATOR)
 
@@ -135,11 +124,6 @@ def open_polling_session(node, token):
                            ("40" + json.dumps({"token": token})).encode())
     assert (status, body) == (200, "ok"), (status, body)
     return sid
-
-
-def with_text(text):
-    return lambda payload: isinstance(payload, dict) and isinstance(payload.get("message"), dict) \
-        and payload["message"].get("text") == text
 
 
 def test_session_ids_name_their_node(api, node1, node2):

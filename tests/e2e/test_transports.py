@@ -5,15 +5,8 @@ import time
 import uuid
 
 import json
-import urllib.error
-import urllib.request
 
-from roomcast_e2e import ack_data, WAIT
-
-
-def with_text(text):
-    return lambda payload: isinstance(payload, dict) and isinstance(payload.get("message"), dict) \
-        and payload["message"].get("text") == text
+from roomcast_e2e import ack_data, http, with_text, WAIT
 
 
 def chat_both_ways(api, alice_socket, bob_socket, alice, bob):
@@ -63,12 +56,7 @@ def test_polling_token_in_query_and_refusal(api, client, node1):
 
 def test_unknown_session_and_bad_requests_get_reference_errors(node1):
     def get(path, method="GET", body=None):
-        request = urllib.request.Request(node1.url + path, method=method, data=body)
-        try:
-            with urllib.request.urlopen(request, timeout=WAIT) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
+        return http(node1.url + path, method, body, timeout=WAIT)[:2]
 
     status, body = get("/socket.io/?EIO=4&transport=polling&sid=nope")
     assert (status, json.loads(body)) == (400, {"code": 1, "message": "Session ID unknown"})
@@ -97,17 +85,17 @@ def test_a_draining_node_sends_its_polling_clients_away(api, roomcast_binary, re
     node = GatewayNode("draining", roomcast_binary, redis_server.url, log_directory=redis_server.directory)
     try:
         alice = api.register("alice")
-        status, body = _http(f"{node.url}/socket.io/?EIO=4&transport=polling")
+        status, body = http(f"{node.url}/socket.io/?EIO=4&transport=polling")[:2]
         sid = json.loads(body[1:])["sid"]
-        assert _http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}", "POST",
-                     ("40" + json.dumps({"token": alice.token})).encode()) == (200, "ok")
-        status, body = _http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}")
+        assert http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}", "POST",
+                    ("40" + json.dumps({"token": alice.token})).encode())[:2] == (200, "ok")
+        status, body = http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}")[:2]
         assert body.startswith("40"), body
         answer = {}
 
         def poll():
             answer["started"] = time.monotonic()
-            answer["response"] = _http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}")
+            answer["response"] = http(f"{node.url}/socket.io/?EIO=4&transport=polling&sid={sid}")[:2]
             answer["finished"] = time.monotonic()
 
         poller = threading.Thread(target=poll)
@@ -123,11 +111,3 @@ def test_a_draining_node_sends_its_polling_clients_away(api, roomcast_binary, re
     finally:
         node.stop()
 
-
-def _http(url, method="GET", body=None):
-    request = urllib.request.Request(url, method=method, data=body)
-    try:
-        with urllib.request.urlopen(request, timeout=WAIT * 6) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
