@@ -1,26 +1,46 @@
-"""docker/: the compose file, the Dockerfile and the nginx template agree with each other and with
+"""docker/: the compose files, the Dockerfile and the nginx template agree with each other and with
 the repository. There is no Docker engine here, so nothing is built or run by Docker: the files
-are parsed and cross-checked, and nginx itself validates the configuration (`nginx -t`)."""
+are parsed and cross-checked, nginx itself validates the configuration (`nginx -t`), and the Redis
+Cluster variant's config and init command form a real three-master cluster on loopback.
+
+Both compose files get the same cross-checks: docker-compose.yml (one Redis) and
+docker-compose.cluster.yml (three Redis Cluster masters and a one-shot init service)."""
 
 import os
 import re
+import shlex
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
+from roomcast_e2e import _die_with_parent, free_port, stop_process, tail
 from test_load_balancer import REPOSITORY, TEMPLATE, render_template
 
 DOCKER = os.path.join(REPOSITORY, "docker")
+STANDALONE = "docker-compose.yml"
+CLUSTER = "docker-compose.cluster.yml"
+CLUSTER_SCHEME = "redis-cluster://"
+
+
+def load_compose(name):
+    with open(os.path.join(DOCKER, name), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+@pytest.fixture(scope="module", params=[STANDALONE, CLUSTER], ids=["standalone", "cluster"])
+def compose(request):
+    return load_compose(request.param)
 
 
 @pytest.fixture(scope="module")
-def compose():
-    with open(os.path.join(DOCKER, "docker-compose.yml"), encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+def cluster_compose():
+    return load_compose(CLUSTER)
 
 
 def environment(service):
@@ -35,15 +55,80 @@ def node_services(compose):
             if "ROOMCAST_REDIS_URL" in environment(service)}
 
 
+def redis_endpoints(url):
+    """(host, port) of every Redis a ROOMCAST_REDIS_URL names: the server of `redis://`, every
+    seed of `redis-cluster://host:port,host:port`."""
+    if url.startswith(CLUSTER_SCHEME):
+        authority = url[len(CLUSTER_SCHEME):].split("/", 1)[0].rpartition("@")[2]
+        seeds = [urlsplit("redis://" + seed) for seed in authority.split(",")]
+    else:
+        seeds = [urlsplit(url)]
+        assert seeds[0].scheme == "redis", f"{url}: neither redis:// nor redis-cluster://"
+    return [(seed.hostname, seed.port or 6379) for seed in seeds]
+
+
+def redis_services(compose):
+    """The services the nodes' ROOMCAST_REDIS_URLs name, by name."""
+    hosts = {host for service in node_services(compose).values()
+             for host, _ in redis_endpoints(environment(service)["ROOMCAST_REDIS_URL"])}
+    return {host: compose["services"][host] for host in sorted(hosts) if host in compose["services"]}
+
+
+def depends_on(service):
+    """depends_on as {service: condition}; the short list form means service_started."""
+    depends = service.get("depends_on", {})
+    if isinstance(depends, list):
+        return {name: "service_started" for name in depends}
+    return {name: (options or {}).get("condition", "service_started") for name, options in depends.items()}
+
+
+def mounts(service):
+    return [volume.split(":") for volume in service.get("volumes", []) if isinstance(volume, str)]
+
+
+def redis_config(service):
+    """The repository path of the config file a Redis service mounts and starts with."""
+    config_target = service["command"][1]
+    source = next((source for source, target, *_ in mounts(service) if target == config_target), None)
+    assert source, f"{config_target} (the command's config file) is not mounted"
+    return os.path.normpath(os.path.join(DOCKER, source))
+
+
+def parse_redis_config(text):
+    """{directive: arguments}, the last occurrence winning, as redis-server reads a config file."""
+    settings = {}
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        if words:
+            settings[words[0].lower()] = " ".join(words[1:])
+    return settings
+
+
+def redis_settings(service):
+    """What the Redis of a service runs with: its config file, then `--name value` on the command
+    line (which redis-server applies after the file)."""
+    with open(redis_config(service), encoding="utf-8") as handle:
+        settings = parse_redis_config(handle.read())
+    name = None
+    for argument in service["command"][2:]:
+        if argument.startswith("--"):
+            name = argument[2:].lower()
+            settings[name] = ""
+        elif name is not None:
+            settings[name] = (settings[name] + " " + argument).strip()
+    return settings
+
+
 def test_compose_has_redis_two_nodes_and_nginx(compose):
     services = compose["services"]
-    assert {"redis", "nginx"} <= set(services)
+    assert "nginx" in services
     assert len(node_services(compose)) >= 2
     for name, service in node_services(compose).items():
-        redis_host = urlsplit(environment(service)["ROOMCAST_REDIS_URL"]).hostname
-        assert redis_host in services, f"{name} points at Redis host {redis_host!r}, which is no service"
-        depends = service.get("depends_on", {})
-        assert redis_host in depends, f"{name} does not wait for {redis_host}"
+        for redis_host, _ in redis_endpoints(environment(service)["ROOMCAST_REDIS_URL"]):
+            assert redis_host in services, f"{name} points at Redis host {redis_host!r}, which is no service"
+            assert redis_host in depends_on(service), f"{name} does not wait for {redis_host}"
+            assert depends_on(service)[redis_host] == "service_healthy", f"{name} does not wait until {redis_host} answers"
+            assert "healthcheck" in services[redis_host], f"{redis_host} has no healthcheck to wait for"
 
 
 def test_nodes_advertise_their_own_service_name_and_port(compose):
@@ -55,15 +140,30 @@ def test_nodes_advertise_their_own_service_name_and_port(compose):
 
 
 def test_redis_uses_the_repository_config_with_aof(compose):
-    redis = compose["services"]["redis"]
-    mounts = [volume.split(":") for volume in redis["volumes"] if isinstance(volume, str)]
-    config = next((source for source, target, *_ in mounts if target.endswith("redis.conf")), None)
-    assert config, "redis.conf is not mounted"
-    path = os.path.normpath(os.path.join(DOCKER, config))
-    with open(path, encoding="utf-8") as handle:
-        assert re.search(r"^appendonly yes$", handle.read(), re.MULTILINE), "AOF persistence is off"
-    assert any(target.endswith("redis.conf") for source, target, *_ in mounts if source == config)
-    assert redis["command"][1] == next(target for source, target, *_ in mounts if source == config)
+    redis = redis_services(compose)
+    assert redis, "the nodes name no Redis service"
+    ports = {host: port for service in node_services(compose).values()
+             for host, port in redis_endpoints(environment(service)["ROOMCAST_REDIS_URL"])}
+    data_volumes = []
+    for name, service in redis.items():
+        config = redis_config(service)
+        assert os.path.dirname(config) == os.path.join(REPOSITORY, "config"), f"{name}: {config} is not in config/"
+        assert os.path.isfile(config), f"{name} mounts {config}, which the repository does not have"
+        assert any(os.path.normpath(os.path.join(DOCKER, source)) == config and options == ["ro"]
+                   for source, target, *options in mounts(service)), f"{name}: the config is not mounted read-only"
+        with open(config, encoding="utf-8") as handle:
+            assert re.search(r"^appendonly yes$", handle.read(), re.MULTILINE), f"{name}: AOF persistence is off"
+        settings = redis_settings(service)
+        assert settings.get("appendonly") == "yes", f"{name}: the command turns the AOF off"
+        assert settings.get("port", "6379") == str(ports[name]), f"{name} listens on {settings.get('port')}, the nodes use {ports[name]}"
+        # The nodes reach it from other containers, without a password.
+        assert settings.get("bind") == "0.0.0.0", f"{name} binds {settings.get('bind')}"
+        assert settings.get("protected-mode") == "no", f"{name}: protected mode refuses other containers"
+        # The AOF (and a cluster master's nodes.conf) lives in a named volume of its own.
+        volume = next((source for source, target, *_ in mounts(service) if target == settings.get("dir")), None)
+        assert volume in compose.get("volumes", {}), f"{name}: its data directory {settings.get('dir')} is no named volume"
+        data_volumes.append(volume)
+    assert len(set(data_volumes)) == len(data_volumes), f"Redis services share a data volume: {data_volumes}"
 
 
 def test_nginx_upstreams_are_the_node_services(compose):
@@ -81,10 +181,9 @@ def test_nginx_upstreams_are_the_node_services(compose):
         host, port = upstream.split(":")
         assert host in nodes, f"nginx sends to {host}, which is not a node service"
         assert port in [str(p) for p in nodes[host].get("expose", [])]
-    mounts = [volume.split(":") for volume in nginx["volumes"]]
     assert any(os.path.normpath(os.path.join(DOCKER, source)) == TEMPLATE
                and target.startswith("/etc/nginx/templates/") and target.endswith(".template")
-               for source, target, *_ in mounts)
+               for source, target, *_ in mounts(nginx))
     published = [str(port).split(":")[-1] for port in nginx["ports"]]
     assert env["ROOMCAST_NGINX_PORT"] in published
 
@@ -123,3 +222,225 @@ def test_dockerfile_copies_what_the_repository_has():
         assert os.path.exists(os.path.join(REPOSITORY, source)), f"COPY {source}: no such path in the repository"
     # The resource bundles (Lua scripts) travel with the binary.
     assert ".resources" in dockerfile
+
+
+# ---------------------------------------------------------------------------------------------
+# docker-compose.cluster.yml: three Redis Cluster masters, formed by a one-shot init service
+
+
+def cluster_init(compose):
+    """(name, service) of the one-shot service the nodes wait for: it must have completed."""
+    names = {name for service in node_services(compose).values()
+             for name, condition in depends_on(service).items() if condition == "service_completed_successfully"}
+    assert len(names) == 1, f"the nodes should wait for one init service to complete, not {sorted(names)}"
+    name = names.pop()
+    return name, compose["services"][name]
+
+
+def init_script_and_masters(service):
+    """The init command is `sh -c <script> <$0> host:port...`: the script as the shell gets it
+    (compose's `$$` is a literal `$`, and a lone `$` would be compose's to fill in) and the
+    masters it is given."""
+    command = service["command"]
+    assert command[:2] == ["sh", "-c"] and len(command) > 4, command
+    script = command[2]
+    assert "$" not in script.replace("$$", ""), "a lone $ in the init script: compose would substitute it"
+    return script.replace("$$", "$"), command[4:]
+
+
+def test_cluster_has_three_masters_on_the_cluster_config(cluster_compose):
+    masters = redis_services(cluster_compose)
+    assert len(masters) == 3, f"three masters expected, the nodes name {sorted(masters)}"
+    services = [name for name, service in cluster_compose["services"].items()
+                if str(service.get("image", "")).startswith("redis:") and service.get("command", [""])[0] == "redis-server"]
+    assert sorted(services) == sorted(masters), "a redis-server service the nodes do not name (or the reverse)"
+    for name, service in masters.items():
+        assert str(service["image"]).startswith("redis:7"), f"{name}: sharded pub/sub needs Redis 7"
+        assert redis_config(service) == os.path.join(REPOSITORY, "config", "redis-cluster.conf"), name
+        settings = redis_settings(service)
+        assert settings.get("cluster-enabled") == "yes", f"{name} is not in cluster mode"
+        assert settings.get("appendonly") == "yes", f"{name}: AOF persistence is off"
+        assert settings.get("cluster-config-file"), f"{name}: no cluster-config-file"
+    for name, service in node_services(cluster_compose).items():
+        url = environment(service)["ROOMCAST_REDIS_URL"]
+        assert url.startswith(CLUSTER_SCHEME), f"{name} does not use cluster mode: {url}"
+        assert sorted(host for host, _ in redis_endpoints(url)) == sorted(masters), f"{name} does not list every master: {url}"
+
+
+def test_cluster_config_keeps_what_the_standalone_config_sets():
+    """config/redis-cluster.conf repeats config/redis.conf (durability, pub/sub buffers, ...) and
+    adds the cluster directives."""
+    with open(os.path.join(REPOSITORY, "config", "redis.conf"), encoding="utf-8") as handle:
+        standalone = parse_redis_config(handle.read())
+    with open(os.path.join(REPOSITORY, "config", "redis-cluster.conf"), encoding="utf-8") as handle:
+        cluster = parse_redis_config(handle.read())
+    for name, value in standalone.items():
+        assert cluster.get(name) == value, f"redis-cluster.conf: {name} {cluster.get(name)!r}, redis.conf has {value!r}"
+    assert cluster["cluster-enabled"] == "yes"
+    assert int(cluster["cluster-node-timeout"]) > 0
+    assert "cluster-announce-ip" not in cluster, "one announced address cannot fit three masters"
+
+
+def test_cluster_init_names_every_master_and_gates_the_nodes(cluster_compose):
+    masters = redis_services(cluster_compose)
+    name, init = cluster_init(cluster_compose)
+    script, arguments = init_script_and_masters(init)
+    assert str(init["image"]).startswith("redis:7"), f"{name}: redis-cli --cluster needs the Redis 7 image"
+    assert "redis-cli --cluster create" in script and "cluster_state:ok" in script
+    seeds = redis_endpoints(environment(next(iter(node_services(cluster_compose).values())))["ROOMCAST_REDIS_URL"])
+    assert sorted(arguments) == sorted(f"{host}:{port}" for host, port in seeds), f"{name} is given {arguments}"
+    assert sorted(argument.split(":")[0] for argument in arguments) == sorted(masters)
+    for master in masters:
+        assert depends_on(init).get(master) == "service_healthy", f"{name} does not wait for {master}"
+    assert init.get("restart", "no") == "no", f"{name} runs once"
+    for node, service in node_services(cluster_compose).items():
+        assert depends_on(service).get(name) == "service_completed_successfully", f"{node} starts before the cluster is formed"
+
+
+def test_cluster_compose_is_the_standalone_one_with_another_redis(cluster_compose):
+    standalone = load_compose(STANDALONE)
+    assert cluster_compose["services"]["nginx"] == standalone["services"]["nginx"]
+    assert sorted(node_services(cluster_compose)) == sorted(node_services(standalone))
+    for name, service in node_services(cluster_compose).items():
+        other = standalone["services"][name]
+        assert {key: value for key, value in service.items() if key not in ("environment", "depends_on")} \
+            == {key: value for key, value in other.items() if key not in ("environment", "depends_on")}, name
+        differing = {key for key in environment(service).keys() | environment(other).keys()
+                     if environment(service).get(key) != environment(other).get(key)}
+        assert differing == {"ROOMCAST_REDIS_URL"}, f"{name}: {sorted(differing)} differ"
+    # Both files in docker/ would otherwise be one compose project ("docker") and replace each other's containers.
+    assert cluster_compose.get("name") and cluster_compose.get("name") != standalone.get("name")
+
+
+# The native check: config/redis-cluster.conf and the init service's own script on loopback.
+
+
+def redis_cli(port, *arguments, timeout=10):
+    executable = os.environ.get("REDIS_CLI") or shutil.which("redis-cli") or "/usr/bin/redis-cli"
+    result = subprocess.run([executable, "-h", "127.0.0.1", "-p", str(port), *arguments],
+                            capture_output=True, text=True, timeout=timeout)
+    return result.stdout.strip()
+
+
+def cluster_port():
+    """A free loopback port P whose cluster bus port P + 10000 is free too: CLUSTER MEET (as the
+    init script sends it) assumes the default bus port, as in compose (6379 and 16379)."""
+    for _ in range(100):
+        port = free_port()
+        if port + 10000 <= 65535:
+            try:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                    probe.bind(("127.0.0.1", port + 10000))
+                return port
+            except OSError:
+                pass
+    raise RuntimeError("no free port P with P + 10000 free on loopback")
+
+
+class ClusterMaster:
+    """redis-server with config/redis-cluster.conf on loopback, overriding only what three servers
+    on one machine cannot share (port, directory) or what the container's command overrides
+    (bind, protected mode). Its directory is named `roomcast-test-redis.*` and is on its command
+    line, so scripts/test.sh sweeps a stray."""
+
+    def __init__(self, config):
+        self.config = config
+        self.directory = tempfile.mkdtemp(prefix="roomcast-test-redis.")
+        self.log = os.path.join(self.directory, "redis.log")
+        self.process = None
+        self.port = None
+
+    def start(self):
+        """Starts (or restarts, keeping the directory: AOF and nodes.conf) on new free ports."""
+        executable = os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
+        for _ in range(5):
+            port = cluster_port()
+            with open(self.log, "a", encoding="utf-8") as log:
+                self.process = subprocess.Popen(
+                    [
+                        executable, self.config, "--port", str(port), "--bind", "127.0.0.1", "--protected-mode", "no", "--dir", self.directory,
+                        "--daemonize", "no", "--set-proc-title", "no",
+                    ],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+                )
+            deadline = time.monotonic() + 10
+            while self.process.poll() is None and time.monotonic() < deadline:
+                if redis_cli(port, "PING") == "PONG":
+                    self.port = port
+                    return
+                time.sleep(0.05)
+            stop_process(self.process)  # a port may have been taken meanwhile: try others
+        raise RuntimeError("redis-server with config/redis-cluster.conf did not start:\n" + tail(self.log))
+
+    def stop(self):
+        stop_process(self.process)
+
+    def destroy(self):
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def run_init(script, ports):
+    result = subprocess.run(["sh", "-c", script, "redis-cluster-init", *[f"127.0.0.1:{port}" for port in ports]],
+                            capture_output=True, text=True, timeout=90)
+    assert result.returncode == 0, f"the init script failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def assert_cluster_ok(masters, timeout=20.0):
+    """Every master says cluster_state:ok, and each one knows the three masters at their current
+    addresses, none failing."""
+    addresses = {f"127.0.0.1:{master.port}" for master in masters}
+    deadline = time.monotonic() + timeout
+    while True:
+        states = {master.port: redis_cli(master.port, "CLUSTER", "INFO") for master in masters}
+        views = {master.port: redis_cli(master.port, "CLUSTER", "NODES") for master in masters}
+        known = {port: {line.split()[1].split("@")[0] for line in view.splitlines()
+                        if "master" in line.split()[2] and "fail" not in line.split()[2] and len(line.split()) > 8}
+                 for port, view in views.items()}
+        if all("cluster_state:ok" in state for state in states.values()) and all(view == addresses for view in known.values()):
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"the cluster is not ok within {timeout} s:\n" + "\n".join(
+                f"{port}: {states[port].splitlines()[:1]}\n{views[port]}" for port in states))
+        time.sleep(0.1)
+
+
+def test_cluster_config_and_init_command_form_a_cluster(cluster_compose):
+    masters = redis_services(cluster_compose)
+    _, init = cluster_init(cluster_compose)
+    script, arguments = init_script_and_masters(init)
+    assert len(arguments) == len(masters) == 3
+    configs = {redis_config(service) for service in masters.values()}
+    assert len(configs) == 1
+    config = configs.pop()
+    servers = [ClusterMaster(config) for _ in arguments]
+    try:
+        for server in servers:
+            server.start()
+        output = run_init(script, [server.port for server in servers])
+        assert "[OK] All 16384 slots covered" in output, output
+        assert_cluster_ok(servers)
+        for server in servers:
+            assert "cluster_enabled:1" in redis_cli(server.port, "INFO", "cluster")
+            assert redis_cli(server.port, "CONFIG", "GET", "appendonly").splitlines() == ["appendonly", "yes"]
+        # A room's keys share a hash tag; -c follows MOVED to the master of the slot.
+        assert redis_cli(servers[0].port, "-c", "SET", "{room:deploy-test}:name", "kept") == "OK"
+
+        # Restarted with other addresses (in compose: other container IPs; here: other ports),
+        # keeping AOF and nodes.conf: the same command finds the cluster formed and re-introduces
+        # the masters instead of failing on `--cluster create`.
+        old_ports = {server.port for server in servers}
+        for server in servers:
+            server.stop()
+        for server in servers:
+            server.start()
+        assert not old_ports & {server.port for server in servers}
+        output = run_init(script, [server.port for server in servers])
+        assert "already formed" in output, output
+        assert_cluster_ok(servers)
+        for server in servers:
+            assert redis_cli(server.port, "-c", "GET", "{room:deploy-test}:name") == "kept"
+    finally:
+        for server in servers:
+            server.destroy()
