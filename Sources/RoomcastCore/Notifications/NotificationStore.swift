@@ -14,9 +14,14 @@ public struct NotificationStore: Sendable {
         self.keptPerUser = keptPerUser
     }
 
-    /// Stores `draft` for `user` as unread, sends `notification:new {notification, unreadCount}`
-    /// and `badge:updated {unreadCount}` to the user's sockets, and enqueues a push job per device
-    /// whose `aps.badge` is the new unread count — all in one atomic step.
+    /// Stores `draft` for `user` as unread and sends `notification:new {notification, unreadCount}`
+    /// and `badge:updated {unreadCount}` to the user's sockets in one atomic step, then enqueues a
+    /// push job per device whose `aps.badge` is the new unread count.
+    ///
+    /// The outbox is one stream shared by all users, so on Redis Cluster it lives in another slot
+    /// than the user's keys and cannot join the script. A node that dies between the two steps
+    /// loses that notification's pushes, never the notification or the badge; the next push
+    /// carries the exact count again, since a badge is absolute.
     /// - Returns: the notification and the unread count after it.
     /// - Throws: `invalid_payload` for a bad draft, `not_found` for an unknown user.
     @discardableResult
@@ -39,15 +44,26 @@ public struct NotificationStore: Sendable {
                 keys: [
                     RedisKeys.user(user), RedisKeys.userNotifications(user), RedisKeys.userNotificationData(user),
                     RedisKeys.userUnreadNotifications(user), RedisKeys.userPushTokens(user), RedisKeys.userChannel(user),
-                    RedisKeys.pushOutbox,
                 ],
-                arguments: [notification.id.rawValue, json, keptPerUser, push.prefix, push.suffix, user.rawValue]
+                arguments: [notification.id.rawValue, json, keptPerUser]
             )
         }
-        guard let counts = try? [Int](redisReply: reply), counts.count == 2 else {
+        guard case .array(let values) = reply, let unread = values.first.flatMap({ try? Int(redisReply: $0) }),
+            let tokens = try? [String](redisReply: .array(Array(values.dropFirst())))
+        else {
             throw RoomcastError(.internalError, "unexpected reply from notification_create")
         }
-        return (notification, counts[0])
+        if !tokens.isEmpty {
+            let payload = push.payload(badge: unread)
+            let jobs = tokens.map { token in
+                RedisCommand(
+                    "XADD", RedisKeys.pushOutbox, "*", "user", user.rawValue, "token", token, "notification", notification.id.rawValue,
+                    "payload", payload
+                )
+            }
+            _ = try await mappingRedisErrors { () throws(RedisError) in try await redis.pipeline(jobs) }
+        }
+        return (notification, unread)
     }
 
     /// A page of `user`'s notifications, newest first, each with `read` set.

@@ -1,8 +1,8 @@
 import NIOCore
 
 /// A notification's APNs payload, split around `aps.badge`: the badge is the unread count after
-/// the notification, which only the script that stores it knows, so Swift encodes the JSON and
-/// Lua splices the number in.
+/// the notification, which only the script that stores it knows, so the JSON is encoded before
+/// the script runs and the number spliced in after.
 ///
 ///     {"aps":{"alert":{"title":…,"body":…},"sound":"default","badge":<N>},"type":…,"notificationId":…,…}
 struct PushPayloadTemplate {
@@ -43,6 +43,9 @@ struct PushPayloadTemplate {
             throw RoomcastError(.invalidPayload, "title, body and data are too long for a push notification (4 KB in all)")
         }
     }
+
+    /// The payload with `badge` spliced in.
+    func payload(badge: Int) -> String { prefix + String(badge) + suffix }
 
     private struct Head: Encodable {
         var alert: Alert

@@ -1,13 +1,10 @@
 -- Stores a notification for a user (or raises an existing one with the same id again), counts it
--- as unread, tells the user's sockets, and enqueues one push job per device of the user whose
--- APNs payload carries the unread count after this notification.
+-- as unread and tells the user's sockets.
 -- KEYS[1] user hash, KEYS[2] notifications sorted set, KEYS[3] notification data hash,
--- KEYS[4] unread set, KEYS[5] push tokens hash, KEYS[6] user channel, KEYS[7] push outbox stream
--- ARGV[1] notification id, ARGV[2] notification JSON (read: false), ARGV[3] notifications kept,
--- ARGV[4] push payload up to the badge, ARGV[5] push payload after the badge, ARGV[6] user id
--- Returns { unread count, push jobs enqueued }.
--- KEYS[7] lives in another slot than the user's keys: on Redis Cluster the outbox must be sharded
--- by the user's hash tag first.
+-- KEYS[4] unread set, KEYS[5] push tokens hash, KEYS[6] user channel
+-- ARGV[1] notification id, ARGV[2] notification JSON (read: false), ARGV[3] notifications kept
+-- Returns { unread count, device token, device token, ... }: the caller enqueues the push jobs in
+-- the shared outbox, which lives in another slot than the user's keys (Redis Cluster).
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
     error({ err = 'NOT_FOUND user not found' })
@@ -31,9 +28,6 @@ local unread = redis.call('SCARD', KEYS[4])
 redis.call('SPUBLISH', KEYS[6], '- 42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
 redis.call('SPUBLISH', KEYS[6], '- 42["badge:updated",{"unreadCount":' .. unread .. '}]')
 
-local payload = ARGV[4] .. unread .. ARGV[5]
-local tokens = redis.call('HKEYS', KEYS[5])
-for _, token in ipairs(tokens) do
-    redis.call('XADD', KEYS[7], '*', 'user', ARGV[6], 'token', token, 'notification', ARGV[1], 'payload', payload)
-end
-return { unread, #tokens }
+local reply = redis.call('HKEYS', KEYS[5])
+table.insert(reply, 1, unread)
+return reply
