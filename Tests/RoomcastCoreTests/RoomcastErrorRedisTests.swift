@@ -40,6 +40,19 @@ struct RoomcastErrorRedisTests {
         #expect(RoomcastError(RedisError(code, "FORBIDDEN looks like a reply but is not")).code == .unavailable)
     }
 
+    @Test(
+        "a Redis starting up or failing over means unavailable, not internal",
+        arguments: [
+            "LOADING Redis is loading the dataset in memory", "CLUSTERDOWN The cluster is down",
+            "TRYAGAIN Multiple keys request during rehashing of slot", "MASTERDOWN Link with MASTER is down",
+        ]
+    )
+    func transientReplies(reply: String) {
+        let error = RoomcastError(RedisError(.reply, reply))
+        #expect(error.code == .unavailable)
+        #expect(!error.message.contains(reply))
+    }
+
     @Test("other client failures are internal", arguments: [RedisError.Code.unexpectedReply, .protocolError, .invalidURL])
     func otherFailures(code: RedisError.Code) {
         #expect(RoomcastError(RedisError(code, "something")).code == .internalError)

@@ -5,8 +5,9 @@ extension RoomcastError {
     /// Maps a Redis failure to what a client should see.
     ///
     /// Scripts report domain refusals as error replies whose first word is a code (`FORBIDDEN`,
-    /// `NOT_FOUND`, `CONFLICT`, `INVALID`); connection failures and timeouts mean Redis is
-    /// unavailable; anything else is internal.
+    /// `NOT_FOUND`, `CONFLICT`, `INVALID`); connection failures, timeouts and the replies of a
+    /// Redis that is starting or failing over (`LOADING`, `CLUSTERDOWN`, `TRYAGAIN`, `MASTERDOWN`)
+    /// mean Redis is unavailable for now; anything else is internal.
     public init(_ error: RedisError) {
         switch error.replyPrefix {
         case "FORBIDDEN"?: self.init(.forbidden, Self.text(error))
@@ -14,6 +15,7 @@ extension RoomcastError {
         case "CONFLICT"?: self.init(.conflict, Self.text(error))
         case "INVALID"?: self.init(.invalidPayload, Self.text(error))
         case "LIMIT"?: self.init(.limitExceeded, Self.text(error))
+        case "LOADING"?, "CLUSTERDOWN"?, "TRYAGAIN"?, "MASTERDOWN"?: self.init(.unavailable, "storage is unavailable, retry later")
         case .some: self.init(.internalError, "the server could not complete the request")
         case nil:
             if error.code == .timeout || error.code == .connectionClosed || error.code == .connectionFailed || error.code == .clientShutdown {
