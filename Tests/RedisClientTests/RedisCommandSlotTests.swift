@@ -22,6 +22,8 @@ struct RedisCommandSlotTests {
         #expect(try RedisCommand("EVALSHA", ["abc", 0]).slot() == nil)
         #expect(try RedisCommand("PING").slot() == nil)
         #expect(try RedisCommand("SCRIPT", "LOAD", "return 1").slot() == nil)
+        #expect(try RedisCommand("PUBSUB", "SHARDNUMSUB", "room:{r1}:events").slot() == Self.slot(room))
+        #expect(try RedisCommand("PUBSUB", "SHARDCHANNELS", "room:*").slot() == nil)
     }
 
     @Test("keys in two slots are refused as .crossSlot")

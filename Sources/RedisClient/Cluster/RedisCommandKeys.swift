@@ -20,6 +20,9 @@ enum RedisCommandKeys {
         case streams
         /// The first two words are keys (`RENAME a b`).
         case firstTwo
+        /// `PUBSUB SHARDNUMSUB channel ...`: a shard channel hashes like a key, and only its
+        /// shard knows its subscribers.
+        case shardChannels
     }
 
     private static let rules: [String: Rule] = {
@@ -49,6 +52,7 @@ enum RedisCommandKeys {
         for name in ["XGROUP", "XINFO", "OBJECT", "MEMORY"] { rules[name] = .afterSubcommand }
         for name in ["XREAD", "XREADGROUP"] { rules[name] = .streams }
         for name in ["RENAME", "RENAMENX", "RPOPLPUSH", "LMOVE", "SMOVE", "COPY"] { rules[name] = .firstTwo }
+        rules["PUBSUB"] = .shardChannels
         return rules
     }()
 
@@ -76,6 +80,9 @@ enum RedisCommandKeys {
             return rest >= 2 ? Array((marker + 1)..<(marker + 1 + rest / 2)) : []
         case .firstTwo:
             return Array(1..<min(3, count))
+        case .shardChannels:
+            guard count > 2, String(buffer: words[1]).uppercased() == "SHARDNUMSUB" else { return [] }
+            return Array(2..<count)
         }
     }
 }
