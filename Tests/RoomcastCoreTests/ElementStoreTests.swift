@@ -107,19 +107,6 @@ struct ElementStoreTests {
         return stride(from: 0, to: flat.count, by: 2).map { (flat[$0], Int(flat[$0 + 1]) ?? -1) }
     }
 
-    /// Every key matching `pattern`, by `SCAN`.
-    static func scan(_ redis: RedisClient, _ pattern: String) async throws -> [String] {
-        var cursor = "0"
-        var keys: [String] = []
-        repeat {
-            let reply = try await redis.send("SCAN", cursor, "MATCH", pattern, "COUNT", 1000)
-            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].string else { throw FrameError("bad SCAN reply \(reply)") }
-            keys += (try? [String](redisReply: parts[1])) ?? []
-            cursor = next
-        } while cursor != "0"
-        return keys
-    }
-
     /// Sets the room's `updatedAt` to 1 so a test can see whether the next step moves it.
     static func resetUpdatedAt(_ redis: RedisClient, _ room: RoomID) async throws {
         _ = try await redis.send("HSET", RedisKeys.room(room), "updatedAt", "1")
@@ -134,7 +121,7 @@ struct ElementStoreTests {
 
     @Test("create stores the element on top, counts it, moves updatedAt and publishes element:created")
     func create() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 try await Self.resetUpdatedAt(redis, f.room)
@@ -195,7 +182,7 @@ struct ElementStoreTests {
 
     @Test("each new element goes on top: zIndex is unique and increasing; every field and type round-trips")
     func createStacksAndRoundTrips() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let photo = try await f.store.create(
@@ -256,7 +243,7 @@ struct ElementStoreTests {
 
     @Test("numbers come back exactly as sent, in the ack, the event and the snapshot")
     func numbersRoundTripExactly() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let x = 0.1 + 0.2  // 0.30000000000000004
@@ -289,7 +276,7 @@ struct ElementStoreTests {
 
     @Test("update without a move changes fields, keeps the zIndex and publishes updates without zIndex")
     func updateWithoutMove() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let first = try await f.store.create(try Self.note(content: "draft"), by: f.alice, in: f.room)
@@ -327,7 +314,7 @@ struct ElementStoreTests {
 
     @Test("a move brings the element to front with updates.zIndex; a move of the top element carries no zIndex")
     func updateWithMove() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let a = try await f.store.create(try Self.note(), by: f.alice, in: f.room)
@@ -377,7 +364,7 @@ struct ElementStoreTests {
 
     @Test("transform applies the fields, puts the element on top and publishes element:transformed with the element")
     func transform() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let a = try await f.store.create(try Self.note(), by: f.alice, in: f.room)
@@ -426,7 +413,7 @@ struct ElementStoreTests {
 
     @Test("bring-to-front takes the next zIndex and publishes element:z-index-changed; the top element changes nothing")
     func bringToFront() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let a = try await f.store.create(try Self.note(), by: f.alice, in: f.room)
@@ -476,7 +463,7 @@ struct ElementStoreTests {
 
     @Test("delete removes the hash, the z-order member and the reactions, counts down and publishes element:deleted")
     func delete() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let a = try await f.store.create(try Self.note(), by: f.alice, in: f.room)
@@ -502,7 +489,7 @@ struct ElementStoreTests {
                 #expect(try await Self.roomFields(redis, f.room)["elementCount"] == "1")
                 #expect(try await f.store.delete(b.id, by: f.alice.id, in: f.room) == 0)
                 #expect(try await Self.roomFields(redis, f.room)["elementCount"] == "0")
-                #expect(try await Self.scan(redis, "room:{\(f.room)}:element:*") == [])
+                #expect(try await server.keys(matching: "room:{\(f.room)}:element:*") == [])
                 #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.roomZOrder(f.room)), as: Int.self) == 0)
             }
         }
@@ -510,7 +497,7 @@ struct ElementStoreTests {
 
     @Test("clear removes every element key and the z-order, zeroes the count and publishes room:cleared")
     func clear() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 var created: [Element] = []
@@ -518,7 +505,7 @@ struct ElementStoreTests {
                     created.append(try await f.store.create(try Self.note(x: Double(index)), by: index.isMultiple(of: 2) ? f.alice : f.bob, in: f.room))
                 }
                 _ = try await redis.send("SADD", RedisKeys.elementReactions(created[1].id, in: f.room), f.alice.id.rawValue)
-                #expect(try await Self.scan(redis, "room:{\(f.room)}:element:*").count == 6)
+                #expect(try await server.keys(matching: "room:{\(f.room)}:element:*").count == 6)
                 // Another room's elements stay.
                 let other = try await RoomStore(redis: redis).create(by: f.alice.id, with: [f.eve.id], name: nil)
                 let kept = try await f.store.create(try Self.note(), by: f.eve, in: other.id)
@@ -529,7 +516,7 @@ struct ElementStoreTests {
                 let event = try #require(try await Self.waitForEvents(inbox, 6).last)
                 #expect(event.name == "room:cleared")
                 #expect(event.payload == ["roomId": .string(f.room.rawValue), "offset": .string(event.offset)])
-                #expect(try await Self.scan(redis, "room:{\(f.room)}:element:*") == [])
+                #expect(try await server.keys(matching: "room:{\(f.room)}:element:*") == [])
                 #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.roomZOrder(f.room)), as: Int.self) == 0)
                 let room = try await Self.roomFields(redis, f.room)
                 #expect(room["elementCount"] == "0")
@@ -556,7 +543,7 @@ struct ElementStoreTests {
 
     @Test("snapshot: zIndex ascending, offset of the last stream entry (0-0 for none), messages included")
     func snapshot() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let empty = try await f.store.snapshot(of: f.room, for: f.bob.id)
             #expect(empty.offset == "0-0")
@@ -594,7 +581,7 @@ struct ElementStoreTests {
 
     @Test("non-participants are forbidden, unknown rooms and elements not_found, and nothing is written")
     func refusals() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let element = try await f.store.create(try Self.note(), by: f.alice, in: f.room)
             try await withSubscriber(server, to: [f.channel]) { inbox in
@@ -631,7 +618,7 @@ struct ElementStoreTests {
                 await expectRoomcastError(.notFound) { try await f.store.bringToFront(element.id, by: f.alice.id, in: nowhere) }
                 await expectRoomcastError(.notFound) { try await f.store.delete(element.id, by: f.alice.id, in: nowhere) }
                 await expectRoomcastError(.notFound) { try await f.store.clear(nowhere, by: f.alice.id) }
-                #expect(try await Self.scan(redis, "room:{\(nowhere)}*") == [])
+                #expect(try await server.keys(matching: "room:{\(nowhere)}*") == [])
 
                 // An element of another room is unknown here.
                 let other = try await RoomStore(redis: redis).create(by: f.alice.id, with: [f.eve.id], name: nil)
@@ -650,7 +637,7 @@ struct ElementStoreTests {
 
     @Test("the element limit refuses the next create with limit_exceeded; a delete makes room again")
     func limit() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis, maxElements: 3)
             var created: [Element] = []
             for _ in 0..<3 { created.append(try await f.store.create(try Self.note(), by: f.alice, in: f.room)) }
@@ -659,7 +646,7 @@ struct ElementStoreTests {
             #expect(try await Self.roomFields(redis, f.room)["elementCount"] == "3")
             #expect(try await Self.roomFields(redis, f.room)["zCounter"] == "3")
             #expect(try await Self.streamLength(redis, f.room) == length)
-            #expect(try await Self.scan(redis, "room:{\(f.room)}:element:*").count == 3)
+            #expect(try await server.keys(matching: "room:{\(f.room)}:element:*").count == 3)
             // An outsider is still told forbidden, not the limit.
             await expectRoomcastError(.forbidden) { try await f.store.create(try Self.note(), by: f.eve, in: f.room) }
 
@@ -674,7 +661,7 @@ struct ElementStoreTests {
 
     @Test("80 concurrent bring-to-front calls over 3 elements: unique zIndex, and the z-order equals replaying the events")
     func concurrentBringToFront() async throws {
-        try await withRedis(poolSize: 4) { redis, server in
+        try await withTestRedis(poolSize: 4) { redis, server in
             let f = try await Self.fixture(redis)
             var built: [Element] = []
             for _ in 0..<3 { built.append(try await f.store.create(try Self.note(), by: f.alice, in: f.room)) }
@@ -742,7 +729,7 @@ struct ElementStoreTests {
 
     @Test("50 concurrent creates by two users: zIndex 1...50, exact count, one event each")
     func concurrentCreates() async throws {
-        try await withRedis(poolSize: 4) { redis, server in
+        try await withTestRedis(poolSize: 4) { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let store = f.store

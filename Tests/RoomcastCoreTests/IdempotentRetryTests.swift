@@ -15,7 +15,7 @@ struct IdempotentRetryTests {
 
     @Test("creating an element twice with one requestId creates one element and one event; another id creates another")
     func createElement() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await ReactionStoreTests.fixture(redis)
             let request = try #require(RequestID("create-1"))
             try await withSubscriber(server, to: [RedisKeys.userChannel(f.bob.id)]) { inbox in
@@ -45,7 +45,7 @@ struct IdempotentRetryTests {
 
     @Test("sending a message twice with one requestId stores and publishes it once and returns the first message")
     func sendMessage() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await ReactionStoreTests.fixture(redis)
             let messages = MessageStore(redis: redis)
             let request = try #require(RequestID("msg-1"))
@@ -63,7 +63,7 @@ struct IdempotentRetryTests {
 
     @Test("a retried toggle does not toggle back: same answer, still one heart, and no subject to notify")
     func toggleReaction() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await ReactionStoreTests.fixture(redis)
             let request = try #require(RequestID("heart-1"))
             let first = try await f.reactions.toggle(on: f.element.id, by: f.bob, in: f.room, requestId: request)
@@ -85,7 +85,7 @@ struct IdempotentRetryTests {
 
     @Test("a retry is still checked: a non-participant with someone's request id gets forbidden")
     func retryIsAuthorized() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await ReactionStoreTests.fixture(redis)
             let request = try #require(RequestID("create-1"))
             _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room, requestId: request)

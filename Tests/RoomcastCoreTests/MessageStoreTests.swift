@@ -38,7 +38,7 @@ struct MessageStoreTests {
 
     @Test("send stores the message, appends the event and publishes '<offset> <frame>' on the room channel")
     func sendStoresAndPublishes() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let channel = RedisKeys.roomChannel(f.room.id)
             try await withSubscriber(server, to: [channel]) { inbox in
@@ -85,7 +85,7 @@ struct MessageStoreTests {
 
     @Test("offsets strictly increase across 50 sends and match the stream")
     func offsetsIncrease() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let store = MessageStore(redis: redis)
             var offsets: [String] = []
@@ -104,7 +104,7 @@ struct MessageStoreTests {
 
     @Test("20 concurrent sends get 20 distinct offsets, published in stream order")
     func concurrentSends() async throws {
-        try await withRedis(poolSize: 4) { redis, server in
+        try await withTestRedis(poolSize: 4) { redis, server in
             let f = try await Self.fixture(redis)
             let channel = RedisKeys.roomChannel(f.room.id)
             try await withSubscriber(server, to: [channel]) { inbox in
@@ -135,20 +135,20 @@ struct MessageStoreTests {
 
     @Test("a non-participant is forbidden and an unknown room is not_found; nothing is written")
     func refusals() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let store = MessageStore(redis: redis)
             await expectRoomcastError(.forbidden) { try await store.send("hi", from: f.eve, to: f.room.id) }
             let unknown = RoomID.random()
             await expectRoomcastError(.notFound) { try await store.send("hi", from: f.alice, to: unknown) }
             #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.roomStream(f.room.id), RedisKeys.roomMessages(f.room.id)), as: Int.self) == 0)
-            #expect(try await redis.send(RedisCommand("KEYS", "room:{\(unknown)}*"), as: [String].self) == [])
+            #expect(try await server.keys(matching: "room:{\(unknown)}*") == [])
         }
     }
 
     @Test("text must be 1 to 4000 characters")
     func textLength() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let store = MessageStore(redis: redis)
             await expectRoomcastError(.invalidPayload) { try await store.send("", from: f.alice, to: f.room.id) }
@@ -170,7 +170,7 @@ struct MessageStoreTests {
     @Test("quotes, backslashes, newlines, control characters and emoji survive into a valid JSON frame")
     func specialCharacters() async throws {
         let text = "He said \"hi\" \\o/ \\n not a newline\nreal newline\r\ttab \u{1} ctrl </script> 🎉👩‍👩‍👧 é 日本 \u{2028}"
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [RedisKeys.roomChannel(f.room.id)]) { inbox in
                 let (message, offset) = try await MessageStore(redis: redis).send(text, from: f.alice, to: f.room.id)

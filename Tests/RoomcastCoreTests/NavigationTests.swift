@@ -37,7 +37,7 @@ struct NavigationTests {
 
     @Test("listings: every room of the caller, newest updatedAt first, with that caller's badges")
     func listingsSortedWithBadges() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "carol")
             let (alice, bob, carol) = (users[0], users[1], users[2])
             let store = RoomStore(redis: redis)
@@ -75,7 +75,7 @@ struct NavigationTests {
 
     @Test("a listing encodes as the room's fields plus badges and hasUnread; no name is null")
     func listingShape() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id], name: nil)
             _ = try await redis.send("HSET", RedisKeys.roomUnseenMessages(room.id), users[0].id.rawValue, 1)
@@ -99,7 +99,7 @@ struct NavigationTests {
 
     @Test("isActive: a presence entry that expires later counts, an expired one does not")
     func isActiveFromPresence() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: nil)
@@ -121,7 +121,7 @@ struct NavigationTests {
 
     @Test("rooms([...]) reads many rooms in the given order and skips missing ones")
     func bulkRooms() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "carol")
             let store = RoomStore(redis: redis)
             let first = try await store.create(by: users[0].id, with: [users[1].id], name: "one")
@@ -138,7 +138,7 @@ struct NavigationTests {
 
     @Test("roomsByPerson: each other participant with the shared rooms, newest first; people by newest room")
     func groupedByPerson() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "carol", "dave", "eve")
             let (alice, bob, carol, eve) = (users[0], users[1], users[2], users[4])
             let store = RoomStore(redis: redis)
@@ -184,7 +184,7 @@ struct NavigationTests {
 
     @Test("people whose newest rooms were updated at the same time are ordered by username")
     func groupedTie() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "zed", "bob")
             let store = RoomStore(redis: redis)
             let group = try await store.create(by: users[0].id, with: [users[1].id, users[2].id], name: nil)
@@ -196,7 +196,7 @@ struct NavigationTests {
 
     @Test("partners: everyone sharing a room with the user, the user excluded")
     func partners() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "carol", "dave")
             let store = RoomStore(redis: redis)
             _ = try await store.create(by: users[0].id, with: [users[1].id], name: nil)
@@ -212,7 +212,7 @@ struct NavigationTests {
 
     @Test("rename sets the name, moves updatedAt and sends room:updated to every participant")
     func renamePublishes() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let users = try await Self.makeUsers(redis, "alice", "bob", "eve")
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: nil)
@@ -249,7 +249,7 @@ struct NavigationTests {
 
     @Test("an empty or blank name clears it: stored empty, read and sent as null", arguments: ["", "   ", "\n\t", nil])
     func renameClears(_ name: String?) async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: "Old")
@@ -270,7 +270,7 @@ struct NavigationTests {
 
     @Test("names: 100 characters pass, 101 are invalid_payload and change nothing")
     func renameLength() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: "Keep")
@@ -288,7 +288,7 @@ struct NavigationTests {
 
     @Test("only participants rename: outsiders forbidden, unknown rooms not_found, nothing written")
     func renameRefusals() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "eve")
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: "Ours")
@@ -306,7 +306,7 @@ struct NavigationTests {
 
     @Test("create lists every account in the users index, scored by createdAt")
     func userIndex() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let index = try await redis.send(RedisCommand("ZRANGE", RedisKeys.allUsers, 0, -1, "WITHSCORES"), as: [String].self)
             #expect(Set(stride(from: 0, to: index.count, by: 2).map { index[$0] }) == Set(users.map(\.id.rawValue)))
@@ -346,7 +346,7 @@ struct NavigationTests {
 
     @Test("pages walk the index oldest first, leave out the excluded, and end with no cursor")
     func paging() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             var seeded: [User] = []
             for index in 0..<8 { seeded.append(try await Self.seedUser(redis, "user\(index)", createdAt: 1_000 + index * 10)) }
             let store = UserStore(redis: redis)
@@ -369,7 +369,7 @@ struct NavigationTests {
 
     @Test("a user registering mid-paging appears once, at the end; nobody repeats or goes missing")
     func pagingStableUnderInserts() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             var seeded: [User] = []
             for index in 0..<6 { seeded.append(try await Self.seedUser(redis, "user\(index)", createdAt: 1_000 + index)) }
             let store = UserStore(redis: redis)
@@ -388,7 +388,7 @@ struct NavigationTests {
 
     @Test("users created in the same millisecond page by id, however many there are")
     func pagingEqualScores() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             var seeded: [User] = []
             // More than one read's worth (limit + 1 + excluded), all with one score.
             for index in 0..<40 {
@@ -406,7 +406,7 @@ struct NavigationTests {
 
     @Test("an index entry without an account is skipped")
     func pagingSkipsMissingAccounts() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let alice = try await Self.seedUser(redis, "alice", createdAt: 1_000)
             _ = try await redis.send("ZADD", RedisKeys.allUsers, 1_001, "ghost")
             let bob = try await Self.seedUser(redis, "bob", createdAt: 1_002)

@@ -45,7 +45,7 @@ struct NodeRegistryTests {
 
     @Test("a heartbeat writes the node's hash with a TTL and its registry entry scored by expiry")
     func heartbeat() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
             let before = Timestamp.now()
             let written = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 3), ttl: .seconds(15))
@@ -78,7 +78,7 @@ struct NodeRegistryTests {
 
     @Test("another heartbeat updates the socket count and extends the entry")
     func refresh() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
             let first = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 1), ttl: .seconds(5))
             try await Task.sleep(for: .milliseconds(20))
@@ -93,7 +93,7 @@ struct NodeRegistryTests {
 
     @Test("live nodes come oldest first; removal takes a node out of both keys")
     func liveAndRemove() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
             try await registry.heartbeat(Self.info(Self.second, port: 8082, startedAt: 2_000), ttl: .seconds(15))
             try await registry.heartbeat(Self.info(Self.first, port: 8081, startedAt: 1_000), ttl: .seconds(15))
@@ -112,7 +112,7 @@ struct NodeRegistryTests {
 
     @Test("a node that stops its heartbeat drops out after its TTL and is pruned from the registry")
     func expiry() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             // Connected before the clock matters: expiries are computed when a call starts.
             _ = try await redis.send("PING")
             let registry = NodeRegistry(redis: redis)
@@ -129,7 +129,7 @@ struct NodeRegistryTests {
 
     @Test("an entry in the registry whose hash is gone is left out")
     func danglingMember() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
             try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .seconds(15))
             try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(15))

@@ -87,7 +87,7 @@ struct NotificationDraftTests {
 
     @Test("drafts at the limits are created, and their push payload stays within 4 KB")
     func createAtLimits() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let user = try await UserStore(redis: redis).create(username: "alice", passwordHash: "h", displayName: nil)
             try await PushTokenStore(redis: redis).register(try PushToken(token: NotificationFixture.token(1), platform: "ios"), for: user.id)
             let store = NotificationStore(redis: redis)
@@ -133,7 +133,7 @@ struct NotificationDraftTests {
 
     @Test("ReactionStore.toggle returns the subject: room, room name, element, its type and creator; not encoded")
     func toggleSubject() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.reactionFixture(redis)
             let added = try await f.reactions.toggle(on: f.note.id, by: f.bob, in: f.room.id)
             #expect(added.action == "added")
@@ -162,7 +162,7 @@ struct NotificationDraftTests {
 
     @Test("NotificationDraft.reaction: for the creator, deterministic id r<32 hex> per (room, element, actor), title and body")
     func reactionDraft() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.reactionFixture(redis)
             let byBob = try #require(try await f.reactions.toggle(on: f.note.id, by: f.bob, in: f.room.id).subject)
             let draft = NotificationDraft.reaction(to: byBob, by: f.bob)
@@ -217,7 +217,7 @@ struct NotificationDraftTests {
 
     @Test("NotificationDraft.roomCreated: type room_created, the creator's name, the room's name or a generic body")
     func roomCreatedDraft() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.reactionFixture(redis)
             let named = NotificationDraft.roomCreated(f.room, by: f.alice)
             #expect(named.type == NotificationDraft.roomCreated)

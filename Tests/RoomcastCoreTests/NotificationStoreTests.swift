@@ -44,7 +44,7 @@ struct NotificationStoreTests {
 
     @Test("create: the notification's fields and JSON shape, unread, and stored in the three keys")
     func createStores() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let start = Timestamp.now().milliseconds
             let plain = try await f.store.create(NotificationDraft(type: "service.ping", title: "Hello", body: "World"), for: f.alice.id)
@@ -107,7 +107,7 @@ struct NotificationStoreTests {
 
     @Test("create publishes exactly notification:new {notification, unreadCount} then badge:updated {unreadCount} on the user's channel")
     func createPublishes() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let bobs = RedisKeys.userChannel(f.bob.id)
             try await withSubscriber(server, to: [f.channel, bobs]) { inbox async throws in
@@ -137,7 +137,7 @@ struct NotificationStoreTests {
 
     @Test("create for an unknown user: not_found, nothing stored, published or enqueued (even with a device token)")
     func createUnknownUser() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let ghost = UserID.random()
             try await PushTokenStore(redis: redis).register(try PushToken(token: NotificationFixture.token(1), platform: "ios"), for: ghost)
@@ -148,7 +148,7 @@ struct NotificationStoreTests {
                     try await f.store.create(NotificationFixture.draft(id: NotificationID("fixed")), for: ghost)
                 }
                 let pattern = "user:{\(ghost)}*"
-                let ghostKeys = try await ElementStoreTests.scan(redis, pattern)
+                let ghostKeys = try await server.keys(matching: pattern)
                 #expect(ghostKeys == [RedisKeys.userPushTokens(ghost)])
                 #expect(try await NotificationFixture.exists(redis, RedisKeys.pushOutbox) == false)
                 #expect(try await f.store.unreadCount(for: ghost) == 0)
@@ -159,7 +159,7 @@ struct NotificationStoreTests {
 
     @Test("invalid drafts are invalid_payload from create, and nothing is stored, published or enqueued")
     func createInvalid() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await PushTokenStore(redis: redis).register(try PushToken(token: NotificationFixture.token(1), platform: "ios"), for: f.alice.id)
             try await withSubscriber(server, to: [f.channel]) { inbox async throws in
@@ -189,7 +189,7 @@ struct NotificationStoreTests {
 
     @Test("concurrent creates: each sees its own unread count, and the sequences are distinct")
     func concurrentCreates() async throws {
-        try await withRedis(poolSize: 8) { redis, _ in
+        try await withTestRedis(poolSize: 8) { redis, _ in
             let f = try await Self.fixture(redis)
             let store = f.store
             let alice = f.alice.id
@@ -209,7 +209,7 @@ struct NotificationStoreTests {
 
     @Test("the same notification marked read 50 times at once lowers the badge by exactly one, with one badge:updated")
     func concurrentReadsOfOne() async throws {
-        try await withRedis(poolSize: 8) { redis, server in
+        try await withTestRedis(poolSize: 8) { redis, server in
             let f = try await Self.fixture(redis)
             let created = try await Self.create(3, f.store, for: f.alice.id)
             let store = f.store
@@ -239,7 +239,7 @@ struct NotificationStoreTests {
 
     @Test("concurrent reads of different notifications (each twice): every one counted once, the badge ends exact")
     func concurrentReadsOfMany() async throws {
-        try await withRedis(poolSize: 8) { redis, server in
+        try await withTestRedis(poolSize: 8) { redis, server in
             let f = try await Self.fixture(redis)
             let created = try await Self.create(20, f.store, for: f.alice.id)
             let store = f.store
@@ -263,7 +263,7 @@ struct NotificationStoreTests {
 
     @Test("markRead of an unknown id, or of another user's notification, is not_found and changes nothing")
     func markReadUnknown() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let mine = try await f.store.create(NotificationFixture.draft(), for: f.alice.id).notification
             try await withSubscriber(server, to: [f.channel, RedisKeys.userChannel(f.bob.id)]) { inbox async throws in
@@ -282,7 +282,7 @@ struct NotificationStoreTests {
 
     @Test("markAllRead: returns how many were unread, badge 0, badge:updated {0} every time; a create after counts 1")
     func markAllRead() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let created = try await Self.create(3, f.store, for: f.alice.id)
             #expect(try await f.store.markRead(created[0].id, for: f.alice.id) == 2)
@@ -319,7 +319,7 @@ struct NotificationStoreTests {
 
     @Test("pages: newest first, cursors across pages, read flags per item, end of the list")
     func paging() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let created = try await Self.create(7, f.store, for: f.alice.id)
             _ = try await f.store.markRead(created[1].id, for: f.alice.id)  // #2
@@ -364,7 +364,7 @@ struct NotificationStoreTests {
 
     @Test("bad cursors are invalid_payload; a user with no notifications gets an empty last page")
     func pagingRefusals() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             _ = try await Self.create(2, f.store, for: f.alice.id)
             for cursor in ["abc", "", "0", "-3", "1.5", " 1", "(1", "+inf", "99999999999999999999999"] {
@@ -382,7 +382,7 @@ struct NotificationStoreTests {
 
     @Test("keptPerUser: the oldest go from all three keys, read or not, and the badge drops with them")
     func trimming() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis, keptPerUser: 3)
             var counts: [Int] = []
             var created: [AppNotification] = []
@@ -419,7 +419,7 @@ struct NotificationStoreTests {
 
     @Test("the same draft id again: one entry, moved to the top, unread again; the badge grows only if it had been read")
     func raiseAgain() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let x = try #require(NotificationID("same-event"))
             let first = try await f.store.create(NotificationDraft(id: x, type: "t", title: "first", body: ""), for: f.alice.id)

@@ -52,7 +52,7 @@ struct PresenceStoreTests {
 
     @Test("join adds the socket's member with an expiry one lifetime ahead, resets unseen counts and announces presence")
     func join() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis, lifetime: .milliseconds(12_345))
             _ = try await redis.send("HSET", RedisKeys.roomUnseenElements(f.room), f.alice.id.rawValue, 4, f.bob.id.rawValue, 2)
             _ = try await redis.send("HSET", RedisKeys.roomUnseenMessages(f.room), f.alice.id.rawValue, 7)
@@ -77,7 +77,7 @@ struct PresenceStoreTests {
 
     @Test("room:presence comes only when the set of present users changes, activeUserIds sorted")
     func onlyChangesAreAnnounced() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 try await f.store.join(f.room, user: f.carol.id, socket: "c1")
@@ -121,7 +121,7 @@ struct PresenceStoreTests {
 
     @Test("a member whose expiry passed disappears on the next refresh, and room:presence lists the remaining users")
     func expiryNoticedByRefresh() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let aliceMember = PresenceStore.member(user: f.alice.id, socket: "a1")
             try await f.store.join(f.room, user: f.alice.id, socket: "a1")
@@ -153,7 +153,7 @@ struct PresenceStoreTests {
 
     @Test("a refresh reports members that are gone without adding them back; restoring adds them back and announces it")
     func restore() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let aliceMember = PresenceStore.member(user: f.alice.id, socket: "a1")
             let bobMember = PresenceStore.member(user: f.bob.id, socket: "b1")
@@ -178,7 +178,7 @@ struct PresenceStoreTests {
 
     @Test("with a short lifetime, a member nobody refreshes expires by itself")
     func realExpiry() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             // Wide margins: a loaded machine may stall one step for most of a second.
             let shortLived = PresenceStore(redis: redis, lifetime: .seconds(2))
@@ -202,7 +202,7 @@ struct PresenceStoreTests {
 
     @Test("a refresh by a node whose own sockets all expired announces the room empty")
     func everyoneExpired() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await f.store.join(f.room, user: f.alice.id, socket: "a1")
             try await LiveFixture.seedPresence(redis, f.room, f.alice.id, socket: "a1", expiry: Timestamp.now().milliseconds - 10)
@@ -215,7 +215,7 @@ struct PresenceStoreTests {
 
     @Test("a non-participant cannot join: forbidden, and nothing is written")
     func outsider() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 await expectRoomcastError(.forbidden) { try await f.store.join(f.room, user: f.eve.id, socket: "e1") }

@@ -10,7 +10,7 @@ import Testing
 struct NotificationPushJobTests {
     @Test("with 2 devices, 3 creates enqueue 6 jobs; each payload's aps.badge is the unread count at that create")
     func jobsPerDevice() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await LiveFixture.users(redis, 2, prefix: "jobs")
             let alice = users[0]
             let bob = users[1]
@@ -81,7 +81,7 @@ struct NotificationPushJobTests {
 
     @Test("a user without devices gets no jobs; nor after removing the only one")
     func noDevicesNoJobs() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let alice = try await LiveFixture.users(redis, 1, prefix: "nojobs")[0]
             let store = NotificationStore(redis: redis)
             #expect(try await store.create(NotificationFixture.draft(1), for: alice.id).unreadCount == 1)
@@ -98,7 +98,7 @@ struct NotificationPushJobTests {
 
     @Test("payload text with quotes, backslashes, newlines, control characters and emoji is valid JSON and round-trips")
     func payloadEscaping() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let alice = try await LiveFixture.users(redis, 1, prefix: "escape")[0]
             try await PushTokenStore(redis: redis).register(try PushToken(token: NotificationFixture.token(1), platform: "ios"), for: alice.id)
             let store = NotificationStore(redis: redis)
@@ -138,7 +138,7 @@ struct PushOutboxTests {
 
     @Test("prepare creates the stream and group, is idempotent, and jobs enqueued before it are still handed out")
     func prepare() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = PushOutbox(redis: redis)
             let early = try await Self.enqueue(redis, 2, prefix: "early")
             try await outbox.prepare()
@@ -151,7 +151,7 @@ struct PushOutboxTests {
             #expect(jobs.map(\.id) == early)
 
             // On an empty server: the stream is made (MKSTREAM).
-            try await withRedis { other, _ in
+            try await withTestRedis { other, _ in
                 try await PushOutbox(redis: other).prepare()
                 try await PushOutbox(redis: other).prepare()
                 #expect(try await NotificationFixture.exists(other, RedisKeys.pushOutbox))
@@ -162,7 +162,7 @@ struct PushOutboxTests {
 
     @Test("takeNew hands each job to one consumer only, with its fields, deliveries 1; nothing new gives []")
     func takeNew() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             #expect(try await outbox.takeNew(for: "a", count: 10).isEmpty)
             let ids = try await Self.enqueue(redis, 10)
@@ -191,7 +191,7 @@ struct PushOutboxTests {
 
     @Test("two consumers taking concurrently never get the same job")
     func takeNewConcurrently() async throws {
-        try await withRedis(poolSize: 4) { redis, _ in
+        try await withTestRedis(poolSize: 4) { redis, _ in
             let outbox = try await Self.outbox(redis)
             let ids = try await Self.enqueue(redis, 60)
             let taken = try await withThrowingTaskGroup(of: (String, [String]).self) { group in
@@ -216,7 +216,7 @@ struct PushOutboxTests {
 
     @Test("a job enqueued by NotificationStore.create comes out of takeNew as enqueued")
     func jobFromNotification() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             let alice = try await LiveFixture.users(redis, 1, prefix: "job")[0]
             let device = try PushToken(token: NotificationFixture.token(5), platform: "ios")
@@ -235,7 +235,7 @@ struct PushOutboxTests {
 
     @Test("claimOverdue claims nothing before waitBeforeRetry, claims after it with deliveries + 1, and backs off by deliveries")
     func claimOverdue() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             let ids = try await Self.enqueue(redis, 3)
             // Long enough that a loaded machine never takes it between two calls.
@@ -276,7 +276,7 @@ struct PushOutboxTests {
 
     @Test("claimOverdue skips jobs finished meanwhile")
     func claimSkipsFinished() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             let ids = try await Self.enqueue(redis, 2)
             let taken = try await outbox.takeNew(for: "a", count: 10)
@@ -289,7 +289,7 @@ struct PushOutboxTests {
 
     @Test("finish: acknowledged and deleted; a second finish, or the stale holder's, returns false")
     func finish() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             let ids = try await Self.enqueue(redis, 3)
             let taken = try await outbox.takeNew(for: "a", count: 10)
@@ -317,7 +317,7 @@ struct PushOutboxTests {
 
     @Test("finish with a failure: a dead letter with the job's fields, job id, reason and attempts; once only")
     func finishWithFailure() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             let ids = try await Self.enqueue(redis, 2)
             let original = try await NotificationFixture.stream(redis, RedisKeys.pushOutbox)
@@ -350,7 +350,7 @@ struct PushOutboxTests {
 
     @Test("retire removes a consumer holding nothing and keeps one holding jobs")
     func retire() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let outbox = try await Self.outbox(redis)
             _ = try await Self.enqueue(redis, 2)
             let held = try await outbox.takeNew(for: "holder", count: 1)

@@ -87,7 +87,7 @@ struct PushTokenStoreTests {
 
     @Test("register: the user's devices, a record {platform, updatedAt}, and the token's owner")
     func register() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             #expect(try await f.tokens.tokens(for: f.alice.id).isEmpty)
             let upper = NotificationFixture.token(2).uppercased()
@@ -123,7 +123,7 @@ struct PushTokenStoreTests {
 
     @Test("a token registered by another user moves: the previous user loses it, and gets no more pushes on it")
     func moves() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let shared = try Self.device(1)
             let alices = try Self.device(2)
@@ -154,7 +154,7 @@ struct PushTokenStoreTests {
 
     @Test("remove: true then false; the owner record goes only with its owner's token")
     func remove() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let shared = try Self.device(1)
             let kept = try Self.device(2)
@@ -184,7 +184,7 @@ struct PushTokenStoreTests {
 
     @Test("removeUnregistered: removed unless registered again after unregisteredAt; nil removes")
     func removeUnregistered() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let device = try Self.device(1)
             try await f.tokens.register(device, for: f.alice.id)
@@ -223,7 +223,7 @@ struct PushTokenStoreTests {
 
     @Test("removeUnregistered takes the token in any case, as remove does, and still honours a later registration")
     func removeUnregisteredUppercase() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let device = try Self.device(1)
             try await f.tokens.register(device, for: f.alice.id)
@@ -236,7 +236,7 @@ struct PushTokenStoreTests {
 
     @Test("tokens(for:) lists each device once, sorted, for its user only")
     func listing() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let devices = try (1...5).map(Self.device)
             for device in devices.reversed() {

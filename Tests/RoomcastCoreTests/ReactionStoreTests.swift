@@ -69,7 +69,7 @@ struct ReactionStoreTests {
 
     @Test("a first heart: added, stored, stats for the toggler, and reactions on the element for each viewer")
     func add() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let start = Timestamp.now().milliseconds
             let toggle = try await f.reactions.toggle(on: f.element.id, by: f.bob, in: f.room)
@@ -112,7 +112,7 @@ struct ReactionStoreTests {
 
     @Test("toggling twice by the same user returns to zero: removed, key gone, reactions back to null")
     func addThenRemove() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let added = try await f.reactions.toggle(on: f.element.id, by: f.bob, in: f.room)
             let removed = try await f.reactions.toggle(on: f.element.id, by: f.bob, in: f.room)
@@ -138,7 +138,7 @@ struct ReactionStoreTests {
 
     @Test("50 concurrent toggles by 50 distinct users give exactly 50 hearts; 50 more take them all away")
     func concurrentToggles() async throws {
-        try await withRedis(poolSize: 8) { redis, server in
+        try await withTestRedis(poolSize: 8) { redis, server in
             let users = try await LiveFixture.users(redis, 50, prefix: "crowd")
             // The store takes any number of participants (the 16 limit is the REST route's).
             let room = try await RoomStore(redis: redis).create(by: users[0].id, with: users.dropFirst().map(\.id), name: nil)
@@ -193,7 +193,7 @@ struct ReactionStoreTests {
 
     @Test("topReactors: the most recent reactors first, at most 3, in the answer, the event, the element and the list")
     func topReactors() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let more = try await LiveFixture.users(redis, 2, prefix: "extra")
             let carol = more[0]
@@ -233,7 +233,7 @@ struct ReactionStoreTests {
 
     @Test("createdAt follows the order toggles are applied in: later than every heart already there, across calendar boundaries")
     func createdAtIsMonotonic() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             // Hearts stamped by a node whose clock runs ahead (or in the same millisecond).
             for (stamp, next) in [
@@ -267,7 +267,7 @@ struct ReactionStoreTests {
 
     @Test("element:reaction:added carries two frames and the reactors: hasReacted true for reactors only")
     func addedEventPerRecipient() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let bobs = try await f.reactions.toggle(on: f.element.id, by: f.bob, in: f.room)
@@ -325,7 +325,7 @@ struct ReactionStoreTests {
 
     @Test("element:reaction:removed carries userId and stats; remaining reactors see hasReacted true, the remover false")
     func removedEventPerRecipient() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             _ = try await f.reactions.toggle(on: f.element.id, by: f.alice, in: f.room)
             _ = try await f.reactions.toggle(on: f.element.id, by: f.bob, in: f.room)
@@ -361,7 +361,7 @@ struct ReactionStoreTests {
 
     @Test("element:transformed of an element with hearts is per recipient; without hearts one frame with reactions null")
     func transformedPerRecipient() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let plain = try await f.elements.transform(f.element.id, with: try ElementStoreTests.transform(#"{"rotation":10}"#), by: f.alice.id, in: f.room)
@@ -396,7 +396,7 @@ struct ReactionStoreTests {
 
     @Test("GET reactions: newest first, total, hasReacted for the caller")
     func list() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let empty = try await f.reactions.reactions(on: f.element.id, in: f.room, for: f.alice.id)
             #expect(try LiveFixture.json(empty) == (try Self.list([], 0, false)))
@@ -415,7 +415,7 @@ struct ReactionStoreTests {
 
     @Test("non-participants are forbidden, unknown rooms and elements not_found, and nothing is written or published")
     func refusals() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let length = try await LiveFixture.streamLength(redis, f.room)
@@ -427,7 +427,7 @@ struct ReactionStoreTests {
                 await expectRoomcastError(.notFound) { try await f.reactions.reactions(on: f.element.id, in: .random(), for: f.bob.id) }
                 #expect(try await LiveFixture.streamLength(redis, f.room) == length)
                 #expect(try await redis.send(RedisCommand("EXISTS", f.reactionsKey), as: Int.self) == 0)
-                #expect(try await ElementStoreTests.scan(redis, "room:{\(f.room)}:element:*:reactions") == [])
+                #expect(try await server.keys(matching: "room:{\(f.room)}:element:*:reactions") == [])
                 try await Task.sleep(for: .milliseconds(100))
                 #expect(inbox.received.isEmpty)
             }
@@ -436,13 +436,13 @@ struct ReactionStoreTests {
 
     @Test("deleting an element or clearing the room drops its hearts; toggling a deleted element is not_found")
     func deleteAndClearDropHearts() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let other = try await f.elements.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
             _ = try await f.reactions.toggle(on: f.element.id, by: f.bob, in: f.room)
             _ = try await f.reactions.toggle(on: other.id, by: f.alice, in: f.room)
             _ = try await f.reactions.toggle(on: other.id, by: f.bob, in: f.room)
-            #expect(try await ElementStoreTests.scan(redis, "room:{\(f.room)}:element:*:reactions").count == 2)
+            #expect(try await server.keys(matching: "room:{\(f.room)}:element:*:reactions").count == 2)
 
             try await f.elements.delete(f.element.id, by: f.alice.id, in: f.room)
             #expect(try await redis.send(RedisCommand("EXISTS", f.reactionsKey), as: Int.self) == 0)
@@ -451,7 +451,7 @@ struct ReactionStoreTests {
             #expect(try await Self.element(f.elements, other.id, in: f.room, for: f.alice.id).reactions?.count == 2)
 
             try await f.elements.clear(f.room, by: f.bob.id)
-            #expect(try await ElementStoreTests.scan(redis, "room:{\(f.room)}:element:*") == [])
+            #expect(try await server.keys(matching: "room:{\(f.room)}:element:*") == [])
             // A new element starts with no hearts.
             let fresh = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
             #expect(fresh.reactions == nil)

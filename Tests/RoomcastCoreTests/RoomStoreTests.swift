@@ -22,19 +22,19 @@ struct RoomStoreTests {
 
     @Test("a participant without an account is not_found and no room is written")
     func unknownParticipant() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, server in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let store = RoomStore(redis: redis)
             await expectRoomcastError(.notFound) { try await store.create(by: users[0].id, with: [users[1].id, .random()], name: nil) }
             await expectRoomcastError(.notFound) { try await store.create(by: .random(), with: [users[1].id], name: nil) }
-            #expect(try await redis.send(RedisCommand("KEYS", "room:*"), as: [String].self) == [])
-            #expect(try await redis.send(RedisCommand("KEYS", "user:*:rooms"), as: [String].self) == [])
+            #expect(try await server.keys(matching: "room:*") == [])
+            #expect(try await server.keys(matching: "user:*:rooms") == [])
         }
     }
 
     @Test("create writes the room hash, the participant set and every participant's room list")
     func createWritesKeys() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "carol")
             let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id, users[2].id], name: "Trip")
             #expect(room.participants == users)
@@ -64,7 +64,7 @@ struct RoomStoreTests {
 
     @Test("room:created reaches every other participant's user channel, not the creator's")
     func publishesRoomCreated() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let users = try await Self.makeUsers(redis, "alice", "bob", "carol")
             let channels = users.map { RedisKeys.userChannel($0.id) }
             try await withSubscriber(server, to: channels) { inbox in
@@ -96,7 +96,7 @@ struct RoomStoreTests {
 
     @Test("a room created alone publishes nothing")
     func soloRoom() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let alice = try await Self.makeUsers(redis, "alice")[0]
             try await withSubscriber(server, to: [RedisKeys.userChannel(alice.id)]) { inbox in
                 let room = try await RoomStore(redis: redis).create(by: alice.id, with: [], name: nil)
@@ -110,7 +110,7 @@ struct RoomStoreTests {
 
     @Test("room(_:readBy:) gives participants the room, outsiders forbidden, unknown rooms not_found")
     func readBy() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "eve")
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: nil)
@@ -133,7 +133,7 @@ struct RoomStoreTests {
 
     @Test("membership tells participant, non-participant and missing room apart")
     func membership() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob", "eve")
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: "x")
@@ -146,7 +146,7 @@ struct RoomStoreTests {
 
     @Test("duplicate participant ids, the creator's included, are collapsed")
     func duplicatesCollapsed() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let bobChannel = RedisKeys.userChannel(users[1].id)
             try await withSubscriber(server, to: [bobChannel]) { inbox in
@@ -166,7 +166,7 @@ struct RoomStoreTests {
 
     @Test("the same people get a new room each time")
     func alwaysNewRoom() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let store = RoomStore(redis: redis)
             let first = try await store.create(by: users[0].id, with: [users[1].id], name: nil)

@@ -21,7 +21,7 @@ struct RoomcastScriptsTests {
 
     @Test("all scripts load into a fresh Redis (a syntax check) under the SHA1 we computed")
     func loadIntoFreshRedis() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             try await redis.load(RoomcastScripts.all)
             let exists = try await redis.send(RedisCommand("SCRIPT", ["EXISTS"] + RoomcastScripts.all.map(\.sha1)), as: [Int].self)
             #expect(exists == RoomcastScripts.all.map { _ in 1 })
@@ -30,7 +30,7 @@ struct RoomcastScriptsTests {
 
     @Test("loading is a real syntax check: a broken script is refused")
     func brokenScriptRefused() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let broken = RedisScript(name: "broken", source: "if then return end end")
             await #expect(throws: RedisError.self) { try await redis.load([broken]) }
         }
@@ -38,7 +38,7 @@ struct RoomcastScriptsTests {
 
     @Test("the stores keep working after SCRIPT FLUSH")
     func surviveScriptFlush() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, server in
             try await redis.load(RoomcastScripts.all)
             let users = UserStore(redis: redis)
             let alice = try await users.create(username: "alice", passwordHash: "h", displayName: nil)
@@ -48,7 +48,7 @@ struct RoomcastScriptsTests {
             let first = try await rooms.create(by: alice.id, with: [bob.id], name: nil)
             _ = try await messages.send("before", from: alice, to: first.id)
 
-            _ = try await redis.send("SCRIPT", "FLUSH")
+            _ = try await server.onEveryServer { try await $0.send("SCRIPT", "FLUSH") }
             let exists = try await redis.send(RedisCommand("SCRIPT", ["EXISTS"] + RoomcastScripts.all.map(\.sha1)), as: [Int].self)
             #expect(exists == RoomcastScripts.all.map { _ in 0 })
 
@@ -57,7 +57,7 @@ struct RoomcastScriptsTests {
             #expect(try await rooms.room(second.id)?.name == "again")
             #expect(sent.message.text == "after")
             // Script errors still map to domain codes after the reload.
-            _ = try await redis.send("SCRIPT", "FLUSH")
+            _ = try await server.onEveryServer { try await $0.send("SCRIPT", "FLUSH") }
             await expectRoomcastError(.notFound) { try await messages.send("x", from: bob, to: .random()) }
         }
     }

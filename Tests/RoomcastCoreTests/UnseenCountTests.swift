@@ -59,7 +59,7 @@ struct UnseenCountTests {
 
     @Test("a create counts for participants who are away, not for the creator or present users; each gets element:created:global")
     func createCountsAwayUsers() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             // Bob has the room open (a node marked his socket present until a minute from now).
             try await LiveFixture.seedPresence(redis, f.room, f.bob.id)
@@ -98,7 +98,7 @@ struct UnseenCountTests {
 
     @Test("an expired presence member counts as away; several sockets of one user count once")
     func expiredPresenceIsAway() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let now = Timestamp.now().milliseconds
             try await LiveFixture.seedPresence(redis, f.room, f.bob.id, socket: "old", expiry: now - 1_000)
@@ -112,7 +112,7 @@ struct UnseenCountTests {
 
     @Test("delete and clear do not lower unseen counts; their global events carry the absolute counts")
     func deleteAndClearKeepCounts() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let a = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
             _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
@@ -154,7 +154,7 @@ struct UnseenCountTests {
 
     @Test("join resets both counts to 0 for the joiner only; while present, creates keep them at 0")
     func joinResets() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let presence = PresenceStore(redis: redis)
             for _ in 0..<3 { _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room) }
@@ -188,7 +188,7 @@ struct UnseenCountTests {
 
     @Test("message unseen counts: +1 for away participants other than the sender; present users and the sender stay")
     func messageCounts() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let messages = MessageStore(redis: redis)
             try await LiveFixture.seedPresence(redis, f.room, f.bob.id)
@@ -210,7 +210,7 @@ struct UnseenCountTests {
 
     @Test("a refused create or delete counts nothing and sends no global event")
     func refusedChangesCountNothing() async throws {
-        try await withRedis { redis, server in
+        try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: f.userChannels) { inbox in
                 await expectRoomcastError(.forbidden) { try await f.elements.create(try ElementStoreTests.note(), by: f.eve, in: f.room) }

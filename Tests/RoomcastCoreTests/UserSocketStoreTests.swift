@@ -17,7 +17,7 @@ struct UserSocketStoreTests {
 
     @Test("open counts sockets up to the limit, per user; reopening a counted socket is no new one; close frees a place")
     func limit() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let store = UserSocketStore(redis: redis)
             try await store.open("s1", of: Self.alice, limit: 2)
             try await store.open("s2", of: Self.alice, limit: 2)
@@ -36,7 +36,7 @@ struct UserSocketStoreTests {
 
     @Test("a refresh extends every socket of every user in one round trip and revives none that closed")
     func refresh() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             let store = UserSocketStore(redis: redis, lifetime: .seconds(5))
             for socket in ["a1", "a2", "a3"] { try await store.open(socket, of: Self.alice, limit: 3) }
             try await store.open("b1", of: Self.bob, limit: 3)
@@ -57,7 +57,7 @@ struct UserSocketStoreTests {
 
     @Test("a socket nobody refreshes stops counting after its lifetime: its user can connect again")
     func expiry() async throws {
-        try await withRedis { redis, _ in
+        try await withTestRedis { redis, _ in
             // Connected before the clock matters: expiries are computed when a call starts, and a
             // loaded machine can take seconds to connect.
             _ = try await redis.send("PING")

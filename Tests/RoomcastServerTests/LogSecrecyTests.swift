@@ -6,7 +6,7 @@ import Testing
 struct LogSecrecyTests {
     @Test("every line is JSON with socket and user ids; no password, token or secret ever appears")
     func noSecretsInLogs() async throws {
-        try await RedisServer.with { redis in
+        try await TestRedis.with { redis in
             let password = "correct horse battery staple 7f3a"
             let badToken = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.c2VjcmV0LXNpZ25hdHVyZS14eXo"
             let node = try await GatewayProcess(

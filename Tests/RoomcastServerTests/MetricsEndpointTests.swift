@@ -41,7 +41,7 @@ struct MetricsEndpointTests {
 
     @Test("counters move with traffic, gauges follow connections, and the text parses as Prometheus exposition format")
     func countersMoveWithTraffic() async throws {
-        try await RedisServer.with { redis in
+        try await TestRedis.with { redis in
             let node = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
             let before = try await Self.scrape(node)
             #expect(before.value("roomcast_sockets_connected", ["transport": "websocket"]) == 0)
@@ -87,9 +87,7 @@ struct MetricsEndpointTests {
             #expect(during.value("roomcast_push_jobs_total", ["outcome": "delivered"]) == 0)
 
             // The pub/sub link drops: the node reconnects and fills the joined room's gap.
-            try await withClient(try testConfiguration(redis)) { client in
-                _ = try await client.send(RedisCommand("CLIENT", "KILL", "TYPE", "pubsub"))
-            }
+            _ = try await redis.onEveryServer { try await $0.send(RedisCommand("CLIENT", "KILL", "TYPE", "pubsub")) }
             var repaired = during
             let deadline = ContinuousClock.now + .seconds(10)
             while ContinuousClock.now < deadline {
@@ -122,7 +120,7 @@ struct MetricsEndpointTests {
 
     @Test("/metrics needs no token and ignores a stray Authorization header")
     func outsideAuthentication() async throws {
-        try await RedisServer.with { redis in
+        try await TestRedis.with { redis in
             let node = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
             let response = try await HTTPTestClient.request(port: node.port, path: "/metrics", headers: ["Authorization": "Bearer garbage"])
             #expect(response.status == 200)

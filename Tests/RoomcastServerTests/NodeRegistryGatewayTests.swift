@@ -10,12 +10,12 @@ import Testing
 struct NodeRegistryGatewayTests {
     @Test("a running node is registered with its address and socket count, and leaves on SIGTERM")
     func registerCountLeave() async throws {
-        try await RedisServer.with { redis in
+        try await TestRedis.with { redis in
             let node = try await GatewayProcess(
                 arguments: ["--redis-url", redis.url, "--log-level", "warning"], environment: ["ROOMCAST_NODE_TTL_MS": "1500"]
             )
             do {
-                try await withClient(try testConfiguration(redis)) { client in
+                try await withClient(try redis.configuration()) { client in
                     let registry = NodeRegistry(redis: client)
                     #expect(try await eventually { try await registry.liveNodes().count == 1 })
                     let entry = try #require(try await registry.liveNodes().first)

@@ -244,7 +244,7 @@ struct PushWorkerTests {
             return .ok
         }
         try await Self.withServer(respond: respond) { server in
-            try await RedisServer.with { redis in
+            try await TestRedis.with { redis in
                 let environment = credentials.environment(server: server, requestTimeoutMilliseconds: 2000)
                 let arguments = ["--redis-url", redis.url, "--log-level", "warning"]
                 let first = try await GatewayProcess(arguments: arguments, environment: environment)
@@ -257,7 +257,7 @@ struct PushWorkerTests {
 
                     // The node has the job in flight: the stub holds the request, the group lists it as the node's.
                     #expect(try await eventually(within: .seconds(15)) { !server.recordedRequests().isEmpty })
-                    let pending = try await withClient(try testConfiguration(redis)) { client in
+                    let pending = try await withClient(try redis.configuration()) { client in
                         try await client.send("XPENDING", NotificationAPI.outbox, "push-workers", "-", "+", 10)
                     }
                     guard case .array(let entries) = pending, entries.count == 1, case .array(let entry) = entries[0] else {
@@ -272,7 +272,7 @@ struct PushWorkerTests {
                     do {
                         let delivered = try await eventually(within: .seconds(20)) {
                             guard server.recordedRequests().count >= 2 else { return false }
-                            return try await withClient(try testConfiguration(redis)) { client in
+                            return try await withClient(try redis.configuration()) { client in
                                 let queued = try await NotificationAPI.length(client, NotificationAPI.outbox)
                                 let pending = try await NotificationAPI.pendingCount(client)
                                 return queued == 0 && pending == 0
@@ -284,7 +284,7 @@ struct PushWorkerTests {
                         for request in requests {
                             try Self.expectRequest(request, token: token, notification: notification, badge: 1, credentials: credentials)
                         }
-                        let dead = try await withClient(try testConfiguration(redis)) { client in
+                        let dead = try await withClient(try redis.configuration()) { client in
                             try await NotificationAPI.length(client, NotificationAPI.deadLetters)
                         }
                         #expect(dead == 0)

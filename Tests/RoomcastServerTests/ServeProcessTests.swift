@@ -6,7 +6,7 @@ import Testing
 struct ServeProcessTests {
     @Test("prints a ready line, serves /healthz and /readyz following Redis, exits cleanly on SIGTERM")
     func lifecycle() async throws {
-        try await RedisServer.with { redis in
+        try await TestRedis.with { redis in
             let gateway = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
             let health = try await HTTPTestClient.request(port: gateway.port, path: "/healthz")
             #expect(health.status == 200)
@@ -48,7 +48,7 @@ struct ServeProcessTests {
 struct PublicRouteTests {
     @Test("health probes ignore a stray Authorization header; the API does not")
     func healthIgnoresAuthorization() async throws {
-        try await RedisServer.with { redis in
+        try await TestRedis.with { redis in
             let gateway = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
             defer { gateway.process.signal(SIGKILL) }
             let health = try await HTTPTestClient.request(port: gateway.port, path: "/healthz", headers: ["Authorization": "Bearer nonsense"])

@@ -92,10 +92,7 @@ struct SocketGatewayTests {
             #expect(unsubscribed)
             // Disconnecting the last socket of a node drops its subscriptions too.
             _ = try await aliceSocket.close()
-            #expect(try await eventually {
-                let channels = try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDCHANNELS", "room:*") }
-                return channels == .array([])
-            })
+            #expect(try await eventually { try await cluster.redis.shardChannels(matching: "room:*") == [] })
         }
     }
 
@@ -110,7 +107,7 @@ struct SocketGatewayTests {
             _ = try await aliceSocket.emitWithAck("room:join", ["roomId": .string(room)])
             _ = try await bobSocket.emitWithAck("room:join", ["roomId": .string(room)])
             let channel = "room:{\(room)}:events"
-            _ = try await cluster.withRedis { try await $0.send("CLIENT", "KILL", "TYPE", "pubsub") }
+            _ = try await cluster.redis.onEveryServer { try await $0.send("CLIENT", "KILL", "TYPE", "pubsub") }
             // Both nodes come back subscribed to the room by themselves.
             #expect(try await eventually {
                 try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDNUMSUB", channel) } == .array([.bulk(ByteBuffer(string: channel)), .integer(2)])
@@ -133,7 +130,7 @@ struct SocketGatewayTests {
 
         // Redis refuses SSUBSCRIBE while it still runs scripts and SPUBLISH: the nodes' pub/sub
         // connections, killed, cannot come back, so every event below is published to nobody.
-        _ = try await cluster.withRedis { redis in
+        _ = try await cluster.redis.onEveryServer { redis in
             _ = try await redis.send("ACL", "SETUSER", "default", "-ssubscribe")
             return try await redis.send("CLIENT", "KILL", "TYPE", "pubsub")
         }
@@ -149,7 +146,7 @@ struct SocketGatewayTests {
         try await bobSocket.expectNoEvent("message:new", within: .milliseconds(200))
 
         // Subscriptions come back; each node replays what its sockets missed from the room stream.
-        _ = try await cluster.withRedis { try await $0.send("ACL", "SETUSER", "default", "+ssubscribe") }
+        _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+ssubscribe") }
         for socket in [bobSocket, aliceSocket] {
             #expect(try await eventually(within: .seconds(15)) {
                 await socket.events(named: "message:new").count == 1

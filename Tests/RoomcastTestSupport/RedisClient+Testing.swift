@@ -16,7 +16,12 @@ public func withClient<Result: Sendable>(
 
 /// A configuration for a test server, with short timeouts and backoff so failures show quickly.
 public func testConfiguration(_ server: RedisServer, poolSize: Int = 2) throws -> RedisConfiguration {
-    var configuration = try RedisConfiguration(url: server.url)
+    try testConfiguration(url: server.url, poolSize: poolSize)
+}
+
+/// A configuration for a test server or cluster at `url`, with short timeouts and backoff.
+public func testConfiguration(url: String, poolSize: Int = 2) throws -> RedisConfiguration {
+    var configuration = try RedisConfiguration(url: url)
     configuration.poolSize = poolSize
     configuration.commandTimeout = .seconds(5)
     configuration.reconnectBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))

@@ -16,14 +16,15 @@ public actor RedisCluster {
     }
 
     /// Starts the servers, creates the cluster and waits until every node says `cluster_state:ok`.
-    public init(masters: Int = 3) async throws {
+    /// - Parameter arguments: extra `redis-server` options for every master (`--appendonly yes`).
+    public init(masters: Int = 3, arguments: [String] = []) async throws {
         var servers: [RedisServer] = []
         do {
             for _ in 0..<masters {
                 servers.append(
                     try await RedisServer(arguments: [
                         "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-                    ])
+                    ] + arguments)
                 )
             }
             self.servers = servers
@@ -45,8 +46,8 @@ public actor RedisCluster {
     }
 
     /// Runs `body` with a fresh cluster, then destroys it whatever happened.
-    public static func with<Result>(_ body: (RedisCluster) async throws -> Result) async throws -> Result {
-        let cluster = try await RedisCluster()
+    public static func with<Result>(arguments: [String] = [], _ body: (RedisCluster) async throws -> Result) async throws -> Result {
+        let cluster = try await RedisCluster(arguments: arguments)
         do {
             let result = try await body(cluster)
             await cluster.destroy()

@@ -41,14 +41,14 @@ final class MessageInbox: Sendable {
     }
 }
 
-/// Runs `body` with a subscriber to `channels` on `server` that records every message.
+/// Runs `body` with a subscriber to `channels` on `redis` that records every message.
 func withSubscriber<Result: Sendable>(
-    _ server: RedisServer,
+    _ redis: TestRedis,
     to channels: [String],
     _ body: @Sendable (MessageInbox) async throws -> Result
 ) async throws -> Result {
     let inbox = MessageInbox()
-    var configuration = try testConfiguration(server)
+    var configuration = try redis.configuration()
     configuration.clientName = "test-subscriber"
     let subscriber = RedisSubscriber(configuration: configuration) { event in
         if case .message(let message) = event { inbox.append(message) }

@@ -3,22 +3,24 @@ import RedisClient
 import RoomcastTestSupport
 import Testing
 
-/// A private Redis with two gateway nodes on it, as a deployment runs them.
+/// A private Redis (one server, or a 3-master Redis Cluster under `ROOMCAST_TEST_REDIS=cluster`)
+/// with two gateway nodes on it, as a deployment runs them.
 struct TwoNodeCluster: Sendable {
-    let redis: RedisServer
+    let redis: TestRedis
     let node1: GatewayProcess
     let node2: GatewayProcess
 
     /// Runs `body` with a fresh Redis and two nodes, then stops them all.
     /// - Parameters:
     ///   - environment: `ROOMCAST_*` settings for both nodes.
-    ///   - redisArguments: extra `redis-server` options (`--appendonly yes` for tests that restart it).
+    ///   - redisArguments: extra `redis-server` options for every server (`--appendonly yes` for
+    ///     tests that restart it).
     static func with(
         environment: [String: String] = [:],
         redisArguments: [String] = [],
         _ body: @Sendable (TwoNodeCluster) async throws -> Void
     ) async throws {
-        try await RedisServer.with(arguments: redisArguments) { redis in
+        try await TestRedis.with(arguments: redisArguments) { redis in
             let node1 = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"], environment: environment)
             let node2: GatewayProcess
             do {
@@ -87,7 +89,7 @@ struct TwoNodeCluster: Sendable {
 
     /// A client of the same Redis, for checking state and pub/sub from outside.
     func withRedis<Result: Sendable>(_ body: @Sendable (RedisClient) async throws -> Result) async throws -> Result {
-        try await withClient(try testConfiguration(redis), body)
+        try await withClient(try redis.configuration(), body)
     }
 }
 
