@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from roomcast_e2e import Api, ack_data, GatewayNode, RedisServer, SocketClient, tail
+from roomcast_e2e import Api, ack_data, GatewayNode, SocketClient, tail, private_redis
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -42,7 +42,8 @@ def roomcast_binary():
 
 @pytest.fixture(scope="session")
 def redis_server():
-    server = RedisServer()
+    """A private redis-server, or a 3-master Redis Cluster under ROOMCAST_TEST_REDIS=cluster."""
+    server = private_redis()
     try:
         yield server
     finally:

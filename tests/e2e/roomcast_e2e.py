@@ -84,7 +84,7 @@ class RedisServer:
     """A private redis-server on a free loopback port, in a `roomcast-test-redis.*` directory
     (scripts/test.sh sweeps strays by that name)."""
 
-    def __init__(self):
+    def __init__(self, arguments=()):
         self.directory = tempfile.mkdtemp(prefix="roomcast-test-redis.")
         self.process = None
         self.port = None
@@ -98,6 +98,7 @@ class RedisServer:
                     "--save", "", "--appendonly", "no", "--set-proc-title", "no",
                     "--dir", self.directory, "--daemonize", "no", "--protected-mode", "no",
                     "--logfile", os.path.join(self.directory, "redis.log"), "--loglevel", "warning",
+                    *arguments,
                 ],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
@@ -132,6 +133,63 @@ class RedisServer:
     def destroy(self):
         stop_process(self.process)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class RedisCluster:
+    """A private 3-master Redis Cluster on loopback: three `redis-server --cluster-enabled yes`
+    joined by `redis-cli --cluster create`. It stands in for a `RedisServer` (`url`, `port`,
+    `directory`) when the suite runs with `ROOMCAST_TEST_REDIS=cluster`."""
+
+    def __init__(self, masters=3):
+        self.servers = []
+        try:
+            for _ in range(masters):
+                self.servers.append(RedisServer(arguments=(
+                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")))
+            addresses = [f"127.0.0.1:{server.port}" for server in self.servers]
+            created = redis_cli("--cluster", "create", *addresses, "--cluster-yes")
+            if "[OK] All 16384 slots covered" not in created:
+                raise RuntimeError(f"redis-cli --cluster create failed:\n{created}")
+            deadline = time.monotonic() + 20
+            while not all("cluster_state:ok" in redis_cli("-p", str(server.port), "CLUSTER", "INFO") for server in self.servers):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok within 20 s")
+                time.sleep(0.1)
+        except BaseException:
+            self.destroy()
+            raise
+
+    @property
+    def url(self):
+        return "redis-cluster://" + ",".join(f"127.0.0.1:{server.port}" for server in self.servers)
+
+    @property
+    def port(self):
+        """A seed: `redis-cli -c -p <port>` reaches every key from it."""
+        return self.servers[0].port
+
+    @property
+    def directory(self):
+        return self.servers[0].directory
+
+    def destroy(self):
+        for server in self.servers:
+            server.destroy()
+
+
+def redis_cli(*arguments, check=True, timeout=60):
+    """Runs redis-cli and returns what it printed; a non-zero exit fails unless `check` is off."""
+    executable = os.environ.get("REDIS_CLI") or shutil.which("redis-cli") or "/usr/bin/redis-cli"
+    result = subprocess.run([executable, *arguments], capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"redis-cli {' '.join(arguments)} exited with {result.returncode}: {result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def private_redis():
+    """The Redis the suite runs on: a `RedisCluster` under `ROOMCAST_TEST_REDIS=cluster`, else
+    a `RedisServer`."""
+    return RedisCluster() if os.environ.get("ROOMCAST_TEST_REDIS") == "cluster" else RedisServer()
 
 
 class GatewayNode:

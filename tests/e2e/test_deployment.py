@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from roomcast_e2e import _die_with_parent, free_port, stop_process, tail
+from roomcast_e2e import _die_with_parent, free_port, redis_cli, stop_process, tail
 from test_load_balancer import REPOSITORY, TEMPLATE, render_template
 
 DOCKER = os.path.join(REPOSITORY, "docker")
@@ -315,11 +315,8 @@ def test_cluster_compose_is_the_standalone_one_with_another_redis(cluster_compos
 # The native check: config/redis-cluster.conf and the init service's own script on loopback.
 
 
-def redis_cli(port, *arguments, timeout=10):
-    executable = os.environ.get("REDIS_CLI") or shutil.which("redis-cli") or "/usr/bin/redis-cli"
-    result = subprocess.run([executable, "-h", "127.0.0.1", "-p", str(port), *arguments],
-                            capture_output=True, text=True, timeout=timeout)
-    return result.stdout.strip()
+def cli(port, *arguments):
+    return redis_cli("-h", "127.0.0.1", "-p", str(port), *arguments, check=False, timeout=10).strip()
 
 
 def cluster_port():
@@ -365,7 +362,7 @@ class ClusterMaster:
                 )
             deadline = time.monotonic() + 10
             while self.process.poll() is None and time.monotonic() < deadline:
-                if redis_cli(port, "PING") == "PONG":
+                if cli(port, "PING") == "PONG":
                     self.port = port
                     return
                 time.sleep(0.05)
@@ -393,8 +390,8 @@ def assert_cluster_ok(masters, timeout=20.0):
     addresses = {f"127.0.0.1:{master.port}" for master in masters}
     deadline = time.monotonic() + timeout
     while True:
-        states = {master.port: redis_cli(master.port, "CLUSTER", "INFO") for master in masters}
-        views = {master.port: redis_cli(master.port, "CLUSTER", "NODES") for master in masters}
+        states = {master.port: cli(master.port, "CLUSTER", "INFO") for master in masters}
+        views = {master.port: cli(master.port, "CLUSTER", "NODES") for master in masters}
         known = {port: {line.split()[1].split("@")[0] for line in view.splitlines()
                         if "master" in line.split()[2] and "fail" not in line.split()[2] and len(line.split()) > 8}
                  for port, view in views.items()}
@@ -422,10 +419,10 @@ def test_cluster_config_and_init_command_form_a_cluster(cluster_compose):
         assert "[OK] All 16384 slots covered" in output, output
         assert_cluster_ok(servers)
         for server in servers:
-            assert "cluster_enabled:1" in redis_cli(server.port, "INFO", "cluster")
-            assert redis_cli(server.port, "CONFIG", "GET", "appendonly").splitlines() == ["appendonly", "yes"]
+            assert "cluster_enabled:1" in cli(server.port, "INFO", "cluster")
+            assert cli(server.port, "CONFIG", "GET", "appendonly").splitlines() == ["appendonly", "yes"]
         # A room's keys share a hash tag; -c follows MOVED to the master of the slot.
-        assert redis_cli(servers[0].port, "-c", "SET", "{room:deploy-test}:name", "kept") == "OK"
+        assert cli(servers[0].port, "-c", "SET", "{room:deploy-test}:name", "kept") == "OK"
 
         # Restarted with other addresses (in compose: other container IPs; here: other ports),
         # keeping AOF and nodes.conf: the same command finds the cluster formed and re-introduces
@@ -440,7 +437,7 @@ def test_cluster_config_and_init_command_form_a_cluster(cluster_compose):
         assert "already formed" in output, output
         assert_cluster_ok(servers)
         for server in servers:
-            assert redis_cli(server.port, "-c", "GET", "{room:deploy-test}:name") == "kept"
+            assert cli(server.port, "-c", "GET", "{room:deploy-test}:name") == "kept"
     finally:
         for server in servers:
             server.destroy()

@@ -19,7 +19,7 @@ import uuid
 import pytest
 import websocket
 
-from roomcast_e2e import ack_data, free_port, http, stop_process, tail, with_text, WAIT
+from roomcast_e2e import ack_data, free_port, http, redis_cli, stop_process, tail, with_text, WAIT
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEMPLATE = os.path.join(REPOSITORY, "docker", "nginx", "roomcast.conf.template")
@@ -235,11 +235,10 @@ def test_python_socketio_through_round_robin_nginx(api, client, nginx, redis_ser
 
 def node_addresses(redis_server):
     """Node id → host:port, from the node registry in Redis."""
-    def redis_cli(*arguments):
-        return subprocess.run(["redis-cli", "-p", str(redis_server.port), *arguments],
-                              capture_output=True, text=True, check=True).stdout.split()
-    return {node: redis_cli("HGET", "node:{" + node + "}", "address")[0].removeprefix("http://")
-            for node in redis_cli("ZRANGE", "nodes:{registry}", "0", "-1")}
+    def read(*arguments):
+        return redis_cli("-c", "-p", str(redis_server.port), *arguments).split()  # -c: follows a cluster's MOVED
+    return {node: read("HGET", "node:{" + node + "}", "address")[0].removeprefix("http://")
+            for node in read("ZRANGE", "nodes:{registry}", "0", "-1")}
 
 
 def forwarded_sessions(nginx, owners):
