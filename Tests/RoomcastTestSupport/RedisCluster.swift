@@ -110,6 +110,20 @@ public actor RedisCluster {
         throw RedisServerError("no master serves the slot of \(key)")
     }
 
+    /// The slots the master on `port` owns, as its own `CLUSTER NODES` line says.
+    public nonisolated func slots(ofPort port: Int) async throws -> [ClosedRange<Int>] {
+        let nodes = try await Self.cli(["-p", "\(port)", "CLUSTER", "NODES"])
+        guard let line = nodes.split(separator: "\n").first(where: { $0.split(separator: " ").dropFirst(2).first?.contains("myself") == true }) else {
+            throw RedisServerError("no myself line in CLUSTER NODES of \(port)")
+        }
+        return line.split(separator: " ").dropFirst(8).compactMap { range in
+            // Slots being imported or migrated are listed as `[slot->-id]`: not owned yet.
+            let bounds = range.split(separator: "-").compactMap { Int($0) }
+            guard let low = bounds.first, !range.hasPrefix("[") else { return nil }
+            return low...(bounds.last ?? low)
+        }
+    }
+
     /// `redis-cli --cluster reshard`: moves `slots` slots (with their keys) from one master to
     /// another, then waits until the cluster is stable again.
     public func reshard(fromPort: Int, toPort: Int, slots: Int) async throws {

@@ -12,15 +12,17 @@ struct TwoNodeCluster: Sendable {
 
     /// Runs `body` with a fresh Redis and two nodes, then stops them all.
     /// - Parameters:
+    ///   - mode: one server or a Redis Cluster; the run's selected mode by default.
     ///   - environment: `ROOMCAST_*` settings for both nodes.
     ///   - redisArguments: extra `redis-server` options for every server (`--appendonly yes` for
     ///     tests that restart it).
     static func with(
+        mode: TestRedis.Mode = .selected,
         environment: [String: String] = [:],
         redisArguments: [String] = [],
         _ body: @Sendable (TwoNodeCluster) async throws -> Void
     ) async throws {
-        try await TestRedis.with(arguments: redisArguments) { redis in
+        try await TestRedis.with(mode: mode, arguments: redisArguments) { redis in
             let node1 = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"], environment: environment)
             let node2: GatewayProcess
             do {
