@@ -8,7 +8,7 @@ import Testing
 struct ForwardingHandlerTests {
     static func written(_ head: HTTPRequestHead, isUpgrade: Bool) -> String {
         var buffer = ByteBuffer()
-        ForwardingHandler.writeHead(head, isUpgrade: isUpgrade, forwardedBy: "node0001", into: &buffer)
+        ForwardingHandler.writeHead(head, isUpgrade: isUpgrade, forwardedBy: NodeID("node0001")!, into: &buffer)
         return String(buffer: buffer)
     }
 

@@ -108,17 +108,14 @@ public struct Gateway: Sendable {
         // Polls and upgrades of sessions held by other nodes go there: no sticky sessions needed.
         let nodeAddresses = NodeAddressBook(registry: NodeRegistry(redis: redis))
         let forwarding = SessionForwarding(
-            nodeID: heartbeat.nodeID.rawValue,
+            nodeID: heartbeat.nodeID,
             maxBodySize: settings.socket.maxPayload,
             owner: { head in
                 let request = EngineIORequest(target: head.uri)
                 guard request.isSocketIOPath, let sid = request.sid else { return nil }
-                return EngineIOSessionID.node(of: sid)?.rawValue
+                return EngineIOSessionID.node(of: sid)
             },
-            locate: { node in
-                guard let node = NodeID(node) else { return nil }
-                return await nodeAddresses.address(of: node)
-            }
+            locate: { await nodeAddresses.address(of: $0) }
         )
         let socketServer = WebSocketServerChannel.builder(limits: limits, forwarding: forwarding) { head in
             let request = EngineIORequest(target: head.path ?? "/")

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import RoomcastCore
 
 /// Passes a request of an Engine.IO session that another node holds on to that node, and that
 /// node's answer back, byte for byte (see ``SessionForwarding``).
@@ -80,14 +81,14 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
     // MARK: Client to owner
 
     /// The node to forward a request to, or `nil` to serve it here.
-    private func ownerToForward(_ head: HTTPRequestHead) -> String? {
+    private func ownerToForward(_ head: HTTPRequestHead) -> NodeID? {
         guard !head.headers.contains(name: SessionForwarding.forwardedHeader),
             let owner = forwarding.owner(head), owner != forwarding.nodeID
         else { return nil }
         return owner
     }
 
-    private func startForwarding(_ head: HTTPRequestHead, to owner: String, context: ChannelHandlerContext) {
+    private func startForwarding(_ head: HTTPRequestHead, to owner: NodeID, context: ChannelHandlerContext) {
         let isUpgrade = head.headers[canonicalForm: "upgrade"].contains { $0.lowercased() == "websocket" }
         let isChunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
         if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > forwarding.maxBodySize {
@@ -104,7 +105,7 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
         let handler = NIOLoopBound(self, eventLoop: loop)
         loop.makeFutureWithTask { await forwarding.locate(owner) }
             .flatMap { address -> EventLoopFuture<any Channel> in
-                guard let address else { return loop.makeFailedFuture(ChannelError.connectPending) }
+                guard let address else { return loop.makeFailedFuture(OwnerGone(node: owner)) }
                 return ClientBootstrap(group: loop)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
@@ -229,12 +230,13 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
         response.writeString(
             "HTTP/1.1 \(status)\r\ncontent-type: application/json\r\ncontent-length: \(body.utf8.count)\r\nconnection: close\r\n\r\n\(body)"
         )
-        context.writeAndFlush(wrapOutboundOut(response)).whenComplete { _ in context.close(promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(response)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// The request line and headers as the owner gets them: marked as forwarded, and closing the
     /// connection after the answer unless it is an upgrade.
-    static func writeHead(_ head: HTTPRequestHead, isUpgrade: Bool, forwardedBy node: String, into buffer: inout ByteBuffer) {
+    static func writeHead(_ head: HTTPRequestHead, isUpgrade: Bool, forwardedBy node: NodeID, into buffer: inout ByteBuffer) {
         buffer.writeString("\(head.method.rawValue) \(head.uri) HTTP/1.1\r\n")
         for (name, value) in head.headers {
             if !isUpgrade, name.lowercased() == "connection" || name.lowercased() == "keep-alive" { continue }
@@ -290,4 +292,10 @@ private final class OwnerRelayHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
+}
+
+/// The node holding a session is not in the registry any more: its sessions went with it.
+private struct OwnerGone: Error, CustomStringConvertible {
+    let node: NodeID
+    var description: String { "node \(node) holding the session is not registered" }
 }

@@ -1,5 +1,6 @@
 public import NIOCore
 public import NIOHTTP1
+public import RoomcastCore
 
 /// Which requests belong to an Engine.IO session held by another node, and where that node is.
 ///
@@ -13,12 +14,12 @@ public struct SessionForwarding: Sendable {
     public static let forwardedHeader = "X-Roomcast-Forwarded-By"
 
     /// This node's id, named in ``forwardedHeader``.
-    public let nodeID: String
+    public let nodeID: NodeID
     /// The node holding the session a request names, when it is another node; `nil` serves the
     /// request here.
-    public let owner: @Sendable (HTTPRequestHead) -> String?
+    public let owner: @Sendable (HTTPRequestHead) -> NodeID?
     /// Where a node listens, or `nil` when it is not alive.
-    public let locate: @Sendable (String) async -> SocketAddress?
+    public let locate: @Sendable (NodeID) async -> SocketAddress?
     /// The largest request body passed on (`engineio.max_payload`); a larger one gets 413.
     public let maxBodySize: Int
 
@@ -28,10 +29,10 @@ public struct SessionForwarding: Sendable {
     ///   - owner: the node holding a request's session, `nil` for this node or none.
     ///   - locate: a node's address.
     public init(
-        nodeID: String,
+        nodeID: NodeID,
         maxBodySize: Int,
-        owner: @escaping @Sendable (HTTPRequestHead) -> String?,
-        locate: @escaping @Sendable (String) async -> SocketAddress?
+        owner: @escaping @Sendable (HTTPRequestHead) -> NodeID?,
+        locate: @escaping @Sendable (NodeID) async -> SocketAddress?
     ) {
         self.nodeID = nodeID
         self.maxBodySize = maxBodySize
