@@ -120,8 +120,9 @@ struct RedisClusterSubscriberTests {
             try await withSubscriber(cluster) { subscriber, recorder, publisher in
                 try await subscriber.subscribe(Self.channels)
                 try await cluster.reshard(fromPort: cluster.ports[0], toPort: cluster.ports[2], slots: 5461)
-                // The old master now serves SPUBLISH for its former slots itself (to nobody) rather
-                // than answering MOVED, until the publisher's periodic map refresh.
+                // The old master, now a replica, serves SPUBLISH for its former slots itself rather
+                // than answering MOVED, until the publisher's periodic map refresh; it passes the
+                // message on to its shard but counts only its own subscribers (0).
                 for channel in Self.channels {
                     #expect(try await eventually(within: .seconds(30)) { try await publisher.send("SPUBLISH", channel, "drained") == .integer(1) })
                 }
