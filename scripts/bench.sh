@@ -8,7 +8,9 @@
 #   scripts/bench.sh connect [--connections 20000] [--concurrency 100]     # connect + JWT rate
 #
 # BENCH_NODES (default 2) nodes run; `idle` on one node: BENCH_NODES=1 scripts/bench.sh idle ...
-# The nodes lift the per-socket and per-user limits that would throttle a load generator.
+# BENCH_REDIS=cluster runs three Redis Cluster masters instead of one server (ports from
+# BENCH_REDIS_PORT on). The nodes lift the per-socket and per-user limits that would throttle a
+# load generator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
@@ -18,11 +20,13 @@ shift
 nodes="${BENCH_NODES:-2}"
 configuration="${ROOMCAST_BUILD:-release}"
 redis_port="${BENCH_REDIS_PORT:-6398}"
+redis_ports=("$redis_port")
+if [ "${BENCH_REDIS:-standalone}" = cluster ]; then redis_ports=("$redis_port" $((redis_port + 1)) $((redis_port + 2))); fi
 dir="$(mktemp -d -t roomcast-bench.XXXXXX)"
 pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+    for port in "${redis_ports[@]}"; do redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; done
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -33,9 +37,23 @@ swift build -c "$configuration" --product roomcast >/dev/null
 swift build -c "$configuration" --product roomcast-bench >/dev/null
 bin="$(swift build -c "$configuration" --show-bin-path)"
 
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize yes \
-    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --maxclients 10000
-for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+for port in "${redis_ports[@]}"; do
+    mkdir -p "$dir/redis-$port"
+    cluster=()
+    if [ "${#redis_ports[@]}" -gt 1 ]; then cluster=(--cluster-enabled yes --cluster-config-file nodes.conf); fi
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir/redis-$port" --daemonize yes \
+        --pidfile "$dir/redis-$port/redis.pid" --logfile "$dir/redis-$port/redis.log" --maxclients 10000 "${cluster[@]}"
+    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+done
+redis_url="redis://127.0.0.1:$redis_port"
+if [ "${#redis_ports[@]}" -gt 1 ]; then
+    redis-cli --cluster create $(printf '127.0.0.1:%s ' "${redis_ports[@]}") --cluster-yes >/dev/null
+    for port in "${redis_ports[@]}"; do
+        for _ in $(seq 100); do redis-cli -p "$port" cluster info | grep -q cluster_state:ok && break; sleep 0.1; done
+    done
+    redis_url="redis-cluster://$(printf '127.0.0.1:%s,' "${redis_ports[@]}")"
+    redis_url="${redis_url%,}"
+fi
 
 export ROOMCAST_JWT_SECRET="roomcast-benchmark-secret-0123456789abcdef"
 export ROOMCAST_AUTH_BCRYPT_COST=4
@@ -44,7 +62,7 @@ export ROOMCAST_SOCKET_MAX_PER_USER=100000 ROOMCAST_ROOMS_MAX_PARTICIPANTS=1000
 gateways=()
 for index in $(seq "$nodes"); do
     port=$((8180 + index))
-    "$bin/roomcast" serve --port "$port" --redis-url "redis://127.0.0.1:$redis_port" --log-level error > "$dir/node-$port.log" 2>&1 &
+    "$bin/roomcast" serve --port "$port" --redis-url "$redis_url" --log-level error > "$dir/node-$port.log" 2>&1 &
     pids+=("$!")
     gateways+=(--gateway "http://127.0.0.1:$port")
 done
@@ -53,5 +71,5 @@ for index in $(seq "$nodes"); do
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 done
 
-"$bin/roomcast-bench" "$scenario" "${gateways[@]}" --redis-url "redis://127.0.0.1:$redis_port" \
+"$bin/roomcast-bench" "$scenario" "${gateways[@]}" --redis-url "$redis_url" \
     --pids "$(IFS=,; echo "${pids[*]}")" "$@"

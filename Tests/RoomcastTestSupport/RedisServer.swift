@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -26,9 +27,11 @@ public actor RedisServer {
             .appendingPathComponent("roomcast-test-redis.\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         extraArguments = arguments
+        // A cluster node also listens on its cluster bus port, its port + 10000.
+        let needsBusPort = arguments.contains("--cluster-enabled")
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let candidate = try Self.freePort()
+            let candidate = try Self.freePort(withBusPort: needsBusPort)
             do {
                 process = try Self.launch(port: candidate, directory: directory, arguments: arguments)
                 try await Self.waitUntilReady(port: candidate, process: process)
@@ -131,8 +134,31 @@ public actor RedisServer {
         throw RedisServerError("redis-server on port \(port) did not answer PING within 10 s")
     }
 
-    /// A port the kernel considers free right now.
-    static func freePort() throws -> Int {
+    /// Ports handed out in this test process, never handed out twice: tests run in parallel, and
+    /// a port probed free by one could otherwise be probed free by another before either binds it.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A port the kernel considers free right now and no other test of this process was given;
+    /// with `withBusPort`, port + 10000 (a cluster node's bus) is free and reserved too.
+    static func freePort(withBusPort: Bool = false) throws -> Int {
+        for _ in 0..<100 {
+            let port = try probeFreePort()
+            if withBusPort {
+                guard port + 10_000 <= 65_535, isFree(port + 10_000) else { continue }
+            }
+            let ports = withBusPort ? [port, port + 10_000] : [port]
+            let reserved = handedOut.withLock { handedOut in
+                guard ports.allSatisfy({ !handedOut.contains($0) }) else { return false }
+                handedOut.formUnion(ports)
+                return true
+            }
+            if reserved { return port }
+        }
+        throw RedisServerError("no free loopback port\(withBusPort ? " with a free bus port (+10000)" : "") after 100 tries")
+    }
+
+    /// A port the kernel gives to a socket bound to port 0.
+    private static func probeFreePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RedisServerError("socket() failed") }
         defer { close(fd) }
@@ -146,6 +172,17 @@ public actor RedisServer {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether `port` can be bound on loopback right now.
+    private static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     /// One blocking `PING` over a fresh socket: true once Redis answers (`+PONG`, or `-NOAUTH` when

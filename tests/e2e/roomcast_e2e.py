@@ -48,10 +48,23 @@ def _die_with_parent():
         pass
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def free_port(with_bus_port=False):
+    """A free loopback port; with `with_bus_port`, one whose Redis Cluster bus port (+10000) is
+    free and in range too."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if not with_bus_port:
+            return port
+        if port + 10000 <= 65535:
+            try:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                    probe.bind(("127.0.0.1", port + 10000))
+                return port
+            except OSError:
+                pass
+    raise RuntimeError("no free port P with P + 10000 free on loopback")
 
 
 def stop_process(process, grace=5.0):
@@ -91,7 +104,7 @@ class RedisServer:
         executable = os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
         last_error = None
         for _ in range(5):
-            port = free_port()
+            port = free_port(with_bus_port="--cluster-enabled" in arguments)
             self.process = subprocess.Popen(
                 [
                     executable, "--port", str(port), "--bind", "127.0.0.1",

@@ -10,7 +10,6 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -319,21 +318,6 @@ def cli(port, *arguments):
     return redis_cli("-h", "127.0.0.1", "-p", str(port), *arguments, check=False, timeout=10).strip()
 
 
-def cluster_port():
-    """A free loopback port P whose cluster bus port P + 10000 is free too: CLUSTER MEET (as the
-    init script sends it) assumes the default bus port, as in compose (6379 and 16379)."""
-    for _ in range(100):
-        port = free_port()
-        if port + 10000 <= 65535:
-            try:
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                    probe.bind(("127.0.0.1", port + 10000))
-                return port
-            except OSError:
-                pass
-    raise RuntimeError("no free port P with P + 10000 free on loopback")
-
-
 class ClusterMaster:
     """redis-server with config/redis-cluster.conf on loopback, overriding only what three servers
     on one machine cannot share (port, directory) or what the container's command overrides
@@ -351,7 +335,7 @@ class ClusterMaster:
         """Starts (or restarts, keeping the directory: AOF and nodes.conf) on new free ports."""
         executable = os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
         for _ in range(5):
-            port = cluster_port()
+            port = free_port(with_bus_port=True)  # CLUSTER MEET in the init script assumes the default bus port
             with open(self.log, "a", encoding="utf-8") as log:
                 self.process = subprocess.Popen(
                     [
