@@ -78,6 +78,14 @@ public struct TestRedis: Sendable {
         try await cluster?.waitUntilStable()
     }
 
+    /// The server holding `key`'s slot: the one server outside cluster mode.
+    public func server(servingKey key: String) async throws -> RedisServer {
+        guard let cluster else { return servers[0] }
+        let port = try await cluster.port(servingKey: key)
+        guard let server = servers.first(where: { $0.port == port }) else { throw RedisServerError("no master on port \(port)") }
+        return server
+    }
+
     /// Runs `body` once per server with a plain client of that server, for what Redis answers per
     /// server rather than per key: `CLIENT KILL`, `ACL SETUSER`, `KEYS`, `PUBSUB SHARDCHANNELS`.
     public func onEveryServer<Result: Sendable>(_ body: @Sendable (RedisClient) async throws -> Result) async throws -> [Result] {
