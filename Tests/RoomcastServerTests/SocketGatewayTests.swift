@@ -161,6 +161,59 @@ struct SocketGatewayTests {
         #expect(try await eventually { await bobSocket.events(named: "message:new").count == 2 })
     }
 
+    /// Drops both nodes' pub/sub links and keeps them down while Alice creates an element, then
+    /// lets them back with reading the room stream refused: the gap cannot be read back yet.
+    /// Returns the element's id and the offset Bob saw last.
+    static func gapWithStreamReadsRefused(_ pair: RoomPair, _ cluster: TwoNodeCluster) async throws -> (element: String, lastSeen: String) {
+        _ = try await ElementSocketTests.create(pair.aliceSocket, pair.room)
+        let seen = try JSONValue(try await pair.bobSocket.nextEvent("element:created"))
+        let lastSeen = try #require(seen["offset"].stringValue)
+        _ = try await cluster.redis.onEveryServer { redis in
+            _ = try await redis.send("ACL", "SETUSER", "default", "-ssubscribe")
+            return try await redis.send("CLIENT", "KILL", "TYPE", "pubsub")
+        }
+        let missed = try await ElementSocketTests.create(pair.aliceSocket, pair.room, ElementSocketTests.note(x: 1))
+        _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+ssubscribe", "-xrange") }
+        return (try #require(missed["id"].stringValue), lastSeen)
+    }
+
+    @Test("a gap Redis will not let a node read at first is read again until it can be: the sockets stay and get it in order")
+    func gapReadRetried() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let pair = try await RoomPair(cluster)
+            let (missed, _) = try await Self.gapWithStreamReadsRefused(pair, cluster)
+            // Subscribed again, reads refused: the room's events wait.
+            #expect(try await eventually {
+                try await cluster.withRedis { try await $0.send("PUBSUB", "SHARDNUMSUB", "room:{\(pair.room)}:events") }
+                    == .array([.bulk(ByteBuffer(string: "room:{\(pair.room)}:events")), .integer(2)])
+            })
+            try await pair.bobSocket.expectNoEvent("element:created", within: .milliseconds(500))
+            _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+xrange") }
+            for socket in [pair.bobSocket, pair.aliceSocket] {
+                #expect(try await eventually { try await GracefulDrainTests.created(socket).ids.contains(missed) })
+                #expect(try await GracefulDrainTests.created(socket).repeated == false)
+                #expect(await socket.isClosed == false)
+            }
+        }
+    }
+
+    @Test("a gap a node cannot read back in pubsub.gap_read_timeout_ms closes the room's sockets; back with `since`, a client gets what it missed")
+    func gapReadGivenUp() async throws {
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_PUBSUB_GAP_READ_TIMEOUT_MS": "500"]) { cluster in
+            let pair = try await RoomPair(cluster)
+            let (missed, lastSeen) = try await Self.gapWithStreamReadsRefused(pair, cluster)
+            for socket in [pair.bobSocket, pair.aliceSocket] {
+                #expect(try await eventually { await socket.isClosed }, "the socket was left open with a hole")
+                #expect(try await GracefulDrainTests.created(socket).ids.contains(missed) == false)
+            }
+            _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+xrange") }
+            let again = try await cluster.connect(pair.bob, to: cluster.node2)
+            let ack = try await RecoveryTests.join(again, pair.room, since: .string(lastSeen))
+            #expect(ack == ["data": ["roomId": .string(pair.room), "recovered": true]])
+            #expect(try await eventually { try await GracefulDrainTests.created(again).ids == [missed] })
+        }
+    }
+
     @Test("room:created reaches the other participants' sockets on any node, not the creator's")
     func roomCreatedEvent() async throws {
         try await TwoNodeCluster.with { cluster in

@@ -32,7 +32,9 @@ public struct Gateway: Sendable {
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         let redis = RedisClient(configuration: redisConfiguration, logger: logger.with(label: "redis"))
         let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
-        let hub = SocketHub(redis: redisConfiguration, eventLog: eventLog, logger: logger.with(label: "pubsub"))
+        let hub = SocketHub(
+            redis: redisConfiguration, eventLog: eventLog, gapReadTimeout: settings.gapReadTimeout, logger: logger.with(label: "pubsub")
+        )
         let tokens = TokenService(secret: secret, lifetime: settings.tokenLifetime)
         let users = UserStore(redis: redis)
         let rooms = RoomStore(redis: redis)

@@ -26,6 +26,7 @@ extension GatewaySettings {
         public static let maxRequestBodySize = "http.max_body_bytes"
         public static let corsOrigins = "http.cors_origins"
         public static let presenceLifetime = "presence.ttl_ms"
+        public static let gapReadTimeout = "pubsub.gap_read_timeout_ms"
         public static let pingInterval = "engineio.ping_interval_ms"
         public static let pingTimeout = "engineio.ping_timeout_ms"
         public static let maxPayload = "engineio.max_payload"
@@ -148,6 +149,9 @@ extension GatewaySettings {
         }
         if let milliseconds = try Self.integer(reader, Key.nodeTTL, in: 300...3_600_000) {
             nodeTTL = .milliseconds(milliseconds)
+        }
+        if let milliseconds = try Self.integer(reader, Key.gapReadTimeout, in: 100...3_600_000) {
+            gapReadTimeout = .milliseconds(milliseconds)
         }
     }
 

@@ -37,6 +37,9 @@ public struct GatewaySettings: Sendable {
     /// How long a socket counts as present in a room without its node refreshing it; nodes
     /// refresh every third of it.
     public var presenceLifetime: Duration = .seconds(30)
+    /// How long a node keeps trying to read back the room events its pub/sub link missed before
+    /// it closes the room's sockets instead (their clients then recover by offset).
+    public var gapReadTimeout: Duration = .seconds(30)
     /// Room events kept in each room's stream for recovery by offset (approximate).
     public var roomStreamLength: Int = 1_000
     /// Engine.IO and socket settings.

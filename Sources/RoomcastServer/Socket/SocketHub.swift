@@ -62,7 +62,9 @@ final class SocketHub: Service, Sendable {
     /// - Parameters:
     ///   - configuration: how to reach Redis for the subscriber.
     ///   - eventLog: where missed room events are read back after a pub/sub outage.
-    init(redis configuration: RedisConfiguration, eventLog: RoomEventLog, logger: Logger) {
+    ///   - gapReadTimeout: how long reading them back is retried before the room's sockets are
+    ///     closed instead.
+    init(redis configuration: RedisConfiguration, eventLog: RoomEventLog, gapReadTimeout: Duration, logger: Logger) {
         let index = Index()
         var configuration = configuration
         configuration.clientName = "roomcast-subscriber"
@@ -77,7 +79,7 @@ final class SocketHub: Service, Sendable {
                 Self.hold(index)
             case .restored(let channels):
                 logger.info("pub/sub connection restored; filling the gap", metadata: ["channels": "\(channels.count)"])
-                Task { await Self.repair(index, from: eventLog, logger: logger) }
+                Task { await Self.repair(index, from: eventLog, patience: gapReadTimeout, logger: logger) }
             }
         }
     }
@@ -194,10 +196,33 @@ final class SocketHub: Service, Sendable {
         }
     }
 
+    /// The events of `room` after `last`, read again with backoff while Redis refuses (a
+    /// restarted Redis Cluster takes subscriptions seconds before it serves reads: `CLUSTERDOWN`);
+    /// `nil` once `patience` has passed. The room's live events stay held meanwhile.
+    private static func missedEvents(
+        of room: RoomID, after last: StreamOffset, from eventLog: RoomEventLog, patience: Duration, logger: Logger
+    ) async -> [EventEnvelope]? {
+        let deadline = ContinuousClock.now + patience
+        var delay = Duration.milliseconds(50)
+        while true {
+            do {
+                return try await eventLog.events(of: room, after: last)
+            } catch {
+                guard ContinuousClock.now + delay < deadline else {
+                    logger.warning("could not read the events missed in a room", metadata: ["room": "\(room)", "error": "\(error)"])
+                    return nil
+                }
+                logger.debug("reading the events missed in a room again", metadata: ["room": "\(room)", "error": "\(error)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
+            }
+        }
+    }
+
     /// The link is back: sends each held room the events it missed (read from its stream after
     /// the last offset forwarded), then the events held meanwhile, skipping repeats, and lets
     /// live events through again. Clients see no gap and no repeat.
-    private static func repair(_ index: Index, from eventLog: RoomEventLog, logger: Logger) async {
+    private static func repair(_ index: Index, from eventLog: RoomEventLog, patience: Duration, logger: Logger) async {
         let gaps = index.entries.withLock { entries in
             entries.compactMap { channel, entry -> (String, RoomID, StreamOffset)? in
                 guard entry.held != nil, let last = entry.lastOffset, let room = RedisKeys.room(ofChannel: channel) else { return nil }
@@ -205,14 +230,20 @@ final class SocketHub: Service, Sendable {
             }
         }
         for (channel, room, last) in gaps {
-            var missed: [EventEnvelope] = []
-            do {
-                missed = try await eventLog.events(of: room, after: last)
-                GatewayMetrics.gapRepairs.increment()
-            } catch {
-                // Sockets that reconnect can still recover by offset themselves.
-                logger.warning("could not read the events missed in a room", metadata: ["room": "\(room)", "error": "\(error)"])
+            guard let missed = await missedEvents(of: room, after: last, from: eventLog, patience: patience, logger: logger) else {
+                // The gap cannot be read back: the room's sockets are closed instead of left
+                // with a hole, and their clients reconnect and recover by offset themselves.
+                let sessions = index.entries.withLock { entries in
+                    entries[channel]?.held = nil
+                    return entries[channel].map { Array($0.sessions.values) } ?? []
+                }
+                logger.error("closing a room's sockets: the events they missed could not be read", metadata: ["room": "\(room)"])
+                for member in sessions {
+                    member.session.close(.goingAway, reason: "missed room events; reconnect to recover")
+                }
+                continue
             }
+            GatewayMetrics.gapRepairs.increment()
             // Under the lock, so no live event can slip between the replay and the held ones.
             index.entries.withLock { entries in
                 guard var entry = entries[channel] else { return }
