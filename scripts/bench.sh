@@ -26,6 +26,8 @@ dir="$(mktemp -d -t roomcast-bench.XXXXXX)"
 pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    # A draining node still uses CPU and its port: the next run must not start beside it.
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     for port in "${redis_ports[@]}"; do redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; done
     rm -rf "$dir"
 }
