@@ -88,24 +88,14 @@ public actor RedisCluster {
         try await Self.cli(["-p", "\(port)", "CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The port of the master serving `key`'s slot, as the first master's `CLUSTER NODES` says.
+    /// The port of the master serving `key`'s slot, as that master itself says.
     public nonisolated func port(servingKey key: String) async throws -> Int {
         let text = try await Self.cli(["-p", "\(ports[0])", "CLUSTER", "KEYSLOT", key])
         guard let slot = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw RedisServerError("CLUSTER KEYSLOT answered \(text)")
         }
-        let nodes = try await Self.cli(["-p", "\(ports[0])", "CLUSTER", "NODES"])
-        for line in nodes.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count > 8, fields[2].contains("master") else { continue }
-            for range in fields.dropFirst(8) {
-                let bounds = range.split(separator: "-").compactMap { Int($0) }
-                guard let low = bounds.first, (low...(bounds.last ?? low)).contains(slot),
-                    let address = fields[1].split(separator: "@").first, let colon = address.lastIndex(of: ":"),
-                    let port = Int(address[address.index(after: colon)...])
-                else { continue }
-                return port
-            }
+        for port in ports where try await slots(ofPort: port).contains(where: { $0.contains(slot) }) {
+            return port
         }
         throw RedisServerError("no master serves the slot of \(key)")
     }

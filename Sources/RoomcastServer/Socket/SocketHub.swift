@@ -203,18 +203,20 @@ final class SocketHub: Service, Sendable {
         of room: RoomID, after last: StreamOffset, from eventLog: RoomEventLog, patience: Duration, logger: Logger
     ) async -> [EventEnvelope]? {
         let deadline = ContinuousClock.now + patience
-        var delay = Duration.milliseconds(50)
+        let backoff = Backoff(initial: .milliseconds(50), maximum: .seconds(1))
+        var attempt = 0
         while true {
             do {
                 return try await eventLog.events(of: room, after: last)
             } catch {
+                attempt += 1
+                let delay = backoff.delay(attempt: attempt)
                 guard ContinuousClock.now + delay < deadline else {
                     logger.warning("could not read the events missed in a room", metadata: ["room": "\(room)", "error": "\(error)"])
                     return nil
                 }
                 logger.debug("reading the events missed in a room again", metadata: ["room": "\(room)", "error": "\(error)"])
                 try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(1))
             }
         }
     }
