@@ -126,6 +126,39 @@ enum SocketIOPacketParser {
         }
     }
 
+    /// The header of a BINARY_EVENT or BINARY_ACK packet (see ``SocketIOBinaryHeader``).
+    static func parseBinaryHeader(_ bytes: UnsafeRawBufferPointer) throws(SocketIOError) -> SocketIOBinaryHeader {
+        guard let typeByte = bytes.first, typeByte == UInt8(ascii: "5") || typeByte == UInt8(ascii: "6") else {
+            throw SocketIOError.unknownPacketType("not a binary packet", offset: 0)
+        }
+        var index = 1
+        var attachments = 0
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            guard index - 1 < SocketIOBinaryHeader.maxAttachmentDigits else {
+                throw SocketIOError.invalidPayload("too many attachments", offset: 1)
+            }
+            attachments = attachments * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
+            index += 1
+        }
+        guard index > 1, index < bytes.count, bytes[index] == UInt8(ascii: "-") else {
+            throw SocketIOError.invalidPayload("a binary packet starts with its attachment count and '-'", offset: index)
+        }
+        index += 1
+        let namespace = try self.parseNamespace(bytes, index: &index)
+        let ackId = try self.parseAckId(bytes, index: &index)
+        var eventName: String?
+        if typeByte == UInt8(ascii: "5"), index < bytes.count,
+            let json = try? JSONScanner.scan(bytes, startingAt: index, maxDepth: SocketIOPacket.defaultMaxDepth, collectElements: true),
+            json.kind == .array, let first = json.elements.first, bytes[first.lowerBound] == UInt8(ascii: "\"")
+        {
+            eventName = JSONStringDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[first]))
+        }
+        return SocketIOBinaryHeader(
+            kind: typeByte == UInt8(ascii: "5") ? .event : .ack, attachments: attachments, namespace: namespace, ackId: ackId,
+            eventName: eventName
+        )
+    }
+
     /// A namespace starts with `/` and runs to the first `,`; like the reference parser, the
     /// end of the packet also terminates it (`1/admin`).
     private static func parseNamespace(_ bytes: UnsafeRawBufferPointer, index: inout Int) throws(SocketIOError)

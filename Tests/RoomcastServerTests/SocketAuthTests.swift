@@ -88,10 +88,12 @@ struct SocketAuthTests {
             try await quiet.nextPing(timeout: .seconds(5))
             _ = try await quiet.waitForClose(timeout: .seconds(5))
 
+            // A client that answers keeps getting pings and stays open, however slowly this
+            // machine runs (the cadence itself: EngineIOHeartbeatTests, and measured on the wire
+            // in tests/e2e/test_reference_protocol.py).
             let lively = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
-            try await Task.sleep(for: .seconds(1))
+            for _ in 0..<3 { try await lively.nextPing(timeout: .seconds(30)) }
             #expect(await !lively.isClosed)
-            #expect(await lively.pingsReceived >= 2)
 
             let silent = try await SocketIOTestClient.open(port: cluster.node1.port)
             _ = try await silent.waitForClose(timeout: .seconds(5))

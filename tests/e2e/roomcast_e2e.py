@@ -206,9 +206,10 @@ def private_redis():
 
 
 class GatewayNode:
-    """`roomcast serve --port 0` from the built binary; ready when it prints its ready line."""
+    """`roomcast serve --port 0` from the built binary; ready when it prints its ready line.
+    `settings` are extra environment variables (`ROOMCAST_...`) for this node."""
 
-    def __init__(self, name, binary, redis_url, log_directory, ready_timeout=30.0):
+    def __init__(self, name, binary, redis_url, log_directory, ready_timeout=30.0, settings=None):
         self.name = name
         self.log_path = os.path.join(log_directory, f"gateway-{name}.log")
         environment = {key: value for key, value in os.environ.items()
@@ -217,6 +218,8 @@ class GatewayNode:
             "ROOMCAST_JWT_SECRET": JWT_SECRET,
             "ROOMCAST_AUTH_BCRYPT_COST": "4",
         })
+        # Node settings as environment variables (ROOMCAST_...), over the defaults above.
+        environment.update(settings or {})
         repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(

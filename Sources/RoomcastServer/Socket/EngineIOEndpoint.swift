@@ -20,11 +20,7 @@ final class EngineIOEndpoint: WebSocketEndpoint {
     }
 
     func received(_ message: WebSocketDataMessage) {
-        guard let engine else { return }
-        switch EngineIOEndpoint.packet(of: message) {
-        case .success(let packet): engine.received(packet)
-        case .failure(let error): engine.refuse(error)
-        }
+        engine?.received(EngineIOInput(message))
     }
 
     func shouldQuiesce() {
@@ -36,16 +32,25 @@ final class EngineIOEndpoint: WebSocketEndpoint {
         engine?.end()
     }
 
-    /// The Engine.IO packet a WebSocket message holds, or why it holds none.
-    static func packet(of message: WebSocketDataMessage) -> Result<EngineIOPacket, RoomcastError> {
+}
+
+/// What one WebSocket message brings an Engine.IO session.
+enum EngineIOInput: Sendable {
+    case packet(EngineIOPacket)
+    /// A binary frame: Socket.IO sends attachments so (refused, see ``SocketConnection``).
+    case binaryFrame
+    /// Text that is no Engine.IO packet.
+    case refused(RoomcastError)
+
+    init(_ message: WebSocketDataMessage) {
         switch message {
         case .binary:
-            return .failure(RoomcastError(.malformedPacket, "binary frames are not supported: send JSON text"))
+            self = .binaryFrame
         case .text(let text):
             do {
-                return .success(try EngineIOPacket(decoding: text))
+                self = .packet(try EngineIOPacket(decoding: text))
             } catch {
-                return .failure(RoomcastError(.malformedPacket, error.message))
+                self = .refused(RoomcastError(.malformedPacket, error.message))
             }
         }
     }
@@ -70,15 +75,16 @@ final class EngineIOUpgradeEndpoint: WebSocketEndpoint {
     }
 
     func received(_ message: WebSocketDataMessage) {
-        let result = EngineIOEndpoint.packet(of: message)
+        let input = EngineIOInput(message)
         if !isUpgraded, let handler {
-            switch result {
-            case .success(.ping(let data)):
+            switch input {
+            case .packet(.ping(let data)):
                 // The probe: answered here, while the session still polls.
                 handler.write(WebSocketFrameBytes.frame(.text, EngineIOPacket.pong(data).encoded()))
                 handler.flush()
+                if data.map({ String(buffer: $0) }) == "probe" { session.beginUpgrade() }
                 return
-            case .success(.upgrade):
+            case .packet(.upgrade):
                 isUpgraded = true
                 session.upgrade(to: handler)
                 onEngine { $0.upgraded() }
@@ -87,12 +93,7 @@ final class EngineIOUpgradeEndpoint: WebSocketEndpoint {
                 break
             }
         }
-        onEngine { engine in
-            switch result {
-            case .success(let packet): engine.received(packet)
-            case .failure(let error): engine.refuse(error)
-            }
-        }
+        onEngine { engine in engine.received(input) }
     }
 
     func shouldQuiesce() {
@@ -101,7 +102,7 @@ final class EngineIOUpgradeEndpoint: WebSocketEndpoint {
 
     func closed() {
         // A probe that never upgraded leaves the session polling.
-        if isUpgraded { onEngine { $0.end() } }
+        if isUpgraded { onEngine { $0.end() } } else { session.abandonUpgrade() }
     }
 
     /// Runs `body` with the Engine.IO session on its loop, in order.

@@ -20,12 +20,7 @@ final class EngineIOSession {
     /// The one timer of the session (a timer each is memory per connection): the connect
     /// timeout, the next ping, or the check that the last ping was answered.
     private var timer: Scheduled<Void>?
-    /// Until CONNECT succeeds, when the socket is closed for not sending it.
-    private var connectDeadline: NIODeadline?
-    private var nextPing: NIODeadline
-    /// While a ping is out: when it must have been answered.
-    private var pongDeadline: NIODeadline?
-    private var awaitingPong = false
+    private var heartbeat: EngineIOHeartbeat
 
     /// Starts a session: sends the open packet and arms the timers. Call on `loop`.
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
@@ -35,9 +30,10 @@ final class EngineIOSession {
         self.loop = loop
         self.onEnd = onEnd
         self.isPolling = !upgrades.isEmpty
-        let now = NIODeadline.now()
-        connectDeadline = now + .init(settings.connectTimeout)
-        nextPing = now + .init(settings.pingInterval)
+        self.heartbeat = EngineIOHeartbeat(
+            now: .now(), pingInterval: .init(settings.pingInterval), pingTimeout: .init(settings.pingTimeout),
+            connectTimeout: .init(settings.connectTimeout)
+        )
         session.send(SocketConnection.openPacket(session.id, settings, upgrades: upgrades))
         arm()
     }
@@ -50,7 +46,8 @@ final class EngineIOSession {
         case .ping(let data):
             session.send(EngineIOPacket.pong(data).encoded())
         case .pong:
-            awaitingPong = false
+            // The next ping is due a whole interval from this pong: the timer moves.
+            if heartbeat.pongReceived(now: .now()) { arm() }
         case .close:
             close(.normalClosure, reason: "")
         case .open, .upgrade, .noop:
@@ -58,9 +55,13 @@ final class EngineIOSession {
         }
     }
 
-    /// Input refused before it is an Engine.IO packet; answered in order with the others.
-    func refuse(_ error: RoomcastError) {
-        connection.enqueue(.refused(error))
+    /// Handles one WebSocket message: a packet, or input answered in order with the packets.
+    func received(_ input: EngineIOInput) {
+        switch input {
+        case .packet(let packet): received(packet)
+        case .binaryFrame: connection.enqueue(.binaryFrame)
+        case .refused(let error): connection.enqueue(.refused(error))
+        }
     }
 
     /// The session now runs on a WebSocket connection, which reports its end.
@@ -88,31 +89,21 @@ final class EngineIOSession {
     // MARK: Keep-alive
 
     private func arm() {
-        let next = min(connectDeadline ?? .distantFuture, pongDeadline ?? nextPing)
-        timer = loop.assumeIsolated().scheduleTask(deadline: next) { [self] in tick() }
+        timer?.cancel()
+        timer = loop.assumeIsolated().scheduleTask(deadline: heartbeat.nextDeadline) { [self] in tick() }
     }
 
-    /// A ping every `pingInterval`, which must be answered within `pingTimeout`; the next one is
-    /// counted from that check. A socket that has not connected by `connectTimeout` is closed.
     private func tick() {
         guard !hasEnded else { return }
-        let now = NIODeadline.now()
-        if let deadline = connectDeadline, now >= deadline {
-            connectDeadline = nil
-            if !session.hasConnected.load(ordering: .relaxed) {
-                return close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
-            }
-        }
-        if let deadline = pongDeadline {
-            if now >= deadline {
-                if awaitingPong { return close(.goingAway, reason: "ping timeout") }
-                pongDeadline = nil
-                nextPing = now + .init(settings.pingInterval)
-            }
-        } else if now >= nextPing {
-            awaitingPong = true
-            pongDeadline = now + .init(settings.pingTimeout)
+        switch heartbeat.tick(now: .now(), hasConnected: session.hasConnected.load(ordering: .relaxed)) {
+        case .none:
+            break
+        case .sendPing:
             session.send(EngineIOPacket.ping(nil).encoded())
+        case .closeForMissingConnect:
+            return close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
+        case .closeForPingTimeout:
+            return close(.goingAway, reason: "ping timeout")
         }
         arm()
     }

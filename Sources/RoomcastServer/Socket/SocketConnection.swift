@@ -13,8 +13,10 @@ final class SocketConnection: Sendable {
     enum Inbound {
         /// A Socket.IO packet (an Engine.IO message's body).
         case packet(ByteBuffer)
-        /// Input refused before it reached Socket.IO (a binary frame, a bad Engine.IO packet):
-        /// answered in order with the packets around it.
+        /// A binary WebSocket frame: an attachment of a refused binary packet, or refused.
+        case binaryFrame
+        /// Input refused before it reached Socket.IO (a bad Engine.IO packet): answered in
+        /// order with the packets around it.
         case refused(RoomcastError)
         /// The connection closed: leave everything.
         case disconnect
@@ -75,6 +77,12 @@ final class SocketConnection: Sendable {
             switch item {
             case .packet(let body):
                 await handleSocketIO(body, state: state)
+            case .binaryFrame:
+                if state.attachmentsToSkip > 0 {
+                    state.attachmentsToSkip -= 1
+                } else {
+                    reject(RoomcastError(.malformedPacket, "binary frames are not supported: send JSON text"), state: state)
+                }
             case .refused(let error):
                 reject(error, state: state)
             case .disconnect:
@@ -101,7 +109,12 @@ final class SocketConnection: Sendable {
         do {
             packet = try SocketIOPacket(decoding: body)
         } catch {
-            reject(RoomcastError(RoomcastError.Code(rawValue: error.code), error.message), state: state)
+            let refusal = RoomcastError(RoomcastError.Code(rawValue: error.code), error.message)
+            if let binary = SocketIOBinaryHeader(decoding: body) {
+                rejectBinary(binary, refusal, state: state)
+            } else {
+                reject(refusal, state: state)
+            }
             return
         }
         switch packet.kind {
@@ -163,6 +176,22 @@ final class SocketConnection: Sendable {
         GatewayMetrics.socketRejections.increment(error.code.rawValue)
         logRejected(error, event: nil, payload: nil)
         state.session.send(state.user == nil ? SocketReply.connectError(error) : SocketReply.errorEvent(error, event: nil))
+    }
+
+    /// A binary packet is refused like any bad event: through its ack when it asked for one,
+    /// else with an `error` event naming it. Its attachments, which follow, are skipped.
+    private func rejectBinary(_ header: SocketIOBinaryHeader, _ error: RoomcastError, state: SocketState) {
+        state.attachmentsToSkip = header.attachments
+        guard state.user != nil, header.kind == .event, header.namespace == "/" else {
+            return reject(error, state: state)
+        }
+        GatewayMetrics.socketRejections.increment(error.code.rawValue)
+        logRejected(error, event: header.eventName, payload: nil)
+        if let id = header.ackId {
+            state.session.send(SocketReply.ack(id: id, error: error))
+        } else {
+            state.session.send(SocketReply.errorEvent(error, event: header.eventName))
+        }
     }
 
     private struct ConnectAuth: Decodable {

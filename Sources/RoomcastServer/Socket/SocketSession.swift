@@ -76,6 +76,10 @@ final class SocketSession: Sendable {
         /// Frames waiting for a poll, and the poll waiting for frames (long-polling).
         var polled: [OutboundFrame] = []
         var poll: EventLoopPromise<ByteBuffer>?
+        /// A WebSocket probe of this session was answered and its upgrade packet is awaited:
+        /// polls with nothing to take end at once with a noop, as the client waits for its
+        /// pending poll to end before it sends the upgrade packet.
+        var isUpgrading = false
         /// Closed by either side: nothing more is sent.
         var isClosed = false
         /// Counted in `roomcast_sockets_connected` under its transport (CONNECT accepted).
@@ -221,10 +225,30 @@ final class SocketSession: Sendable {
             guard case .polling = state.transport else { return state.loop.makeFailedFuture(PollError.upgraded) }
             guard state.poll == nil else { return state.loop.makeFailedFuture(PollError.overlapping) }
             guard !state.isClosed else { return state.loop.makeFailedFuture(PollError.closed) }
+            if state.isUpgrading { return state.loop.makeSucceededFuture(EngineIOPacket.noop.encoded()) }
             let promise = state.loop.makePromise(of: ByteBuffer.self)
             state.poll = promise
             return promise.futureResult
         }
+    }
+
+    /// A WebSocket connection answered this session's probe (`2probe`): the waiting poll ends
+    /// with a noop now, and so does every poll until the upgrade or ``abandonUpgrade()``, as the
+    /// reference server does (socketio/engine.io `Socket._maybeUpgrade`). socket.io-client sends
+    /// the upgrade packet only once its pending poll has ended.
+    func beginUpgrade() {
+        let poll = state.withLock { state -> EventLoopPromise<ByteBuffer>? in
+            guard case .polling = state.transport, !state.isClosed else { return nil }
+            state.isUpgrading = true
+            defer { state.poll = nil }
+            return state.poll
+        }
+        poll?.succeed(EngineIOPacket.noop.encoded())
+    }
+
+    /// The probing WebSocket closed before the upgrade: polls wait for frames again.
+    func abandonUpgrade() {
+        state.withLock { $0.isUpgrading = false }
     }
 
     /// Moves the session to a WebSocket connection (Engine.IO's upgrade packet came on it): the

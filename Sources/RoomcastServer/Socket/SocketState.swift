@@ -15,6 +15,9 @@ final class SocketState: @unchecked Sendable {
     /// The authenticated user once CONNECT succeeded.
     private(set) var user: User?
     private(set) var rooms: Set<RoomID> = []
+    /// Binary frames still to come as attachments of a refused binary packet: they are part
+    /// of the refusal already answered, not new input.
+    var attachmentsToSkip = 0
     /// The socket's event budget.
     private var eventBudget: TokenBucket
 

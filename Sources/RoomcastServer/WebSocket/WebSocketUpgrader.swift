@@ -49,15 +49,10 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
 
     func buildUpgradeResponse(channel: any Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
         channel.eventLoop.makeCompletedFuture {
-            let keys = upgradeRequest.headers[canonicalForm: "sec-websocket-key"]
-            guard keys.count == 1, upgradeRequest.headers.first(name: "sec-websocket-version") == "13",
-                let makeEndpoint = route(try HTTPRequest(upgradeRequest, secure: false, splitCookie: false))
-            else { throw Declined() }
+            guard let (headers, makeEndpoint) = Self.accept(upgradeRequest, route: route, responseHeaders: initialResponseHeaders) else {
+                throw Declined()
+            }
             accepted.value = makeEndpoint
-            var headers = initialResponseHeaders
-            headers.replaceOrAdd(name: "Upgrade", value: "websocket")
-            headers.replaceOrAdd(name: "Connection", value: "upgrade")
-            headers.add(name: "Sec-WebSocket-Accept", value: Self.accept(key: String(keys[0])))
             return headers
         }
     }
@@ -66,16 +61,42 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         channel.eventLoop.makeCompletedFuture {
             guard let makeEndpoint = accepted.value else { throw Declined() }
             accepted.value = nil
-            let handler = WebSocketConnectionHandler(
-                endpoint: makeEndpoint(channel), maxMessageSize: limits.maxMessageSize, maxQueuedFrames: limits.maxQueuedFrames
-            )
             // NIO removes the HTTP handlers it added; the forwarding handler (HTTP parts in) goes too.
             let sync = channel.pipeline.syncOperations
             if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: limits.maxMessageSize)))
-            try channel.pipeline.syncOperations.addHandler(handler)
+            try Self.addConnectionHandlers(to: sync, endpoint: makeEndpoint(channel), limits: limits, position: .last)
             return .upgraded
         }
+    }
+
+    /// The response headers and the endpoint of an upgrade request that `route` accepts with a
+    /// valid key and version, or `nil`.
+    static func accept(
+        _ request: HTTPRequestHead,
+        route: WebSocketRoute,
+        responseHeaders: HTTPHeaders
+    ) -> (HTTPHeaders, @Sendable (any Channel) -> any WebSocketEndpoint)? {
+        let keys = request.headers[canonicalForm: "sec-websocket-key"]
+        guard keys.count == 1, request.headers.first(name: "sec-websocket-version") == "13",
+            let head = try? HTTPRequest(request, secure: false, splitCookie: false),
+            let makeEndpoint = route(head)
+        else { return nil }
+        var headers = responseHeaders
+        headers.replaceOrAdd(name: "Upgrade", value: "websocket")
+        headers.replaceOrAdd(name: "Connection", value: "upgrade")
+        headers.add(name: "Sec-WebSocket-Accept", value: Self.accept(key: String(keys[0])))
+        return (headers, makeEndpoint)
+    }
+
+    /// The frame decoder and the connection's handler, which run an upgraded connection.
+    static func addConnectionHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations,
+        endpoint: any WebSocketEndpoint,
+        limits: WebSocketLimits,
+        position: ChannelPipeline.SynchronousOperations.Position
+    ) throws {
+        let handler = WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: limits.maxMessageSize, maxQueuedFrames: limits.maxQueuedFrames)
+        try pipeline.addHandlers([ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: limits.maxMessageSize)), handler], position: position)
     }
 
     /// `Sec-WebSocket-Accept`: the key and the protocol's GUID, hashed (RFC 6455 §4.2.2).
