@@ -36,7 +36,7 @@ struct AutobahnEcho {
         logger.logLevel = .warning
 
         let (address, limit) = (host, maxPayload)
-        let server = WebSocketServerChannel.builder(limits: WebSocketLimits(maxMessageSize: limit, maxQueuedFrames: 1 << 20)) { _ in
+        let server = WebSocketServerChannel.builder(limits: WebSocketLimits(maxMessageSize: limit, maxQueuedBytes: 1 << 30)) { _ in
             { _ in EchoEndpoint() }
         }
         let app = Application(

@@ -31,7 +31,8 @@ extension GatewaySettings {
         public static let pingTimeout = "engineio.ping_timeout_ms"
         public static let maxPayload = "engineio.max_payload"
         public static let connectTimeout = "engineio.connect_timeout_ms"
-        public static let outboundQueueLimit = "socket.outbound_queue_limit"
+        public static let outboundQueueBytes = "socket.outbound_queue_bytes"
+        public static let inboundQueueBytes = "socket.inbound_queue_bytes"
         public static let eventsPerSecond = "socket.events_per_second"
         public static let eventBurst = "socket.event_burst"
         public static let maxRooms = "socket.max_rooms"
@@ -125,7 +126,10 @@ extension GatewaySettings {
         if let milliseconds = try Self.integer(reader, Key.connectTimeout, in: 50...3_600_000) {
             socket.connectTimeout = .milliseconds(milliseconds)
         }
-        socket.outboundQueueLimit = try Self.integer(reader, Key.outboundQueueLimit, in: 16...1_000_000) ?? socket.outboundQueueLimit
+        socket.outboundQueueBytes = try Self.integer(reader, Key.outboundQueueBytes, in: 1024...(1024 * 1024 * 1024)) ?? socket.outboundQueueBytes
+        socket.inboundQueueBytes = try Self.integer(reader, Key.inboundQueueBytes, in: 1024...(1024 * 1024 * 1024)) ?? socket.inboundQueueBytes
+        // One packet of the largest size must fit in the inbox.
+        socket.inboundQueueBytes = max(socket.inboundQueueBytes, socket.maxPayload + OutboundBudget.perFrameBytes)
         socket.eventsPerSecond = try Self.integer(reader, Key.eventsPerSecond, in: 1...1_000_000) ?? socket.eventsPerSecond
         socket.eventBurst = try Self.integer(reader, Key.eventBurst, in: 1...1_000_000) ?? socket.eventBurst
         socket.maxRooms = try Self.integer(reader, Key.maxRooms, in: 1...100_000) ?? socket.maxRooms

@@ -83,8 +83,13 @@ public struct SocketSettings: Sendable {
     public var maxPayload: Int = 1_000_000
     /// How long a new connection may take to send its Socket.IO CONNECT.
     public var connectTimeout: Duration = .seconds(45)
-    /// Frames queued for one socket before it counts as too slow and is disconnected.
-    public var outboundQueueLimit: Int = 4096
+    /// Bytes queued for one socket that does not read them (frames written while its
+    /// connection cannot take more, or frames waiting for a poll) before it counts as too slow
+    /// and is disconnected. Each frame counts its size plus ``OutboundBudget/perFrameBytes``.
+    public var outboundQueueBytes: Int = 4 * 1024 * 1024
+    /// Bytes of received packets waiting to be handled for one socket (a client that sends
+    /// without waiting for its acks) before it is disconnected; at least `maxPayload`.
+    public var inboundQueueBytes: Int = 2 * 1024 * 1024
     /// Events one socket may send per second, on average; more get `rate_limited`.
     public var eventsPerSecond: Int = 50
     /// Events one socket may send at once before the rate applies.

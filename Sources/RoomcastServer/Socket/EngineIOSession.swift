@@ -35,6 +35,13 @@ final class EngineIOSession {
             connectTimeout: .init(settings.connectTimeout)
         )
         session.send(SocketConnection.openPacket(session.id, settings, upgrades: upgrades))
+        if isPolling {
+            // Until `end()`, which breaks this cycle (session → closure → self → session).
+            let bound = NIOLoopBound(self, eventLoop: loop)
+            session.onOverflow {
+                bound.eventLoop.execute { bound.value.close(.policyViolation, reason: "client too slow to receive its events") }
+            }
+        }
         arm()
     }
 
@@ -81,6 +88,7 @@ final class EngineIOSession {
         guard !hasEnded else { return }
         hasEnded = true
         timer?.cancel()
+        session.onOverflow(nil)
         session.connectionClosed()
         connection.enqueue(.disconnect)
         onEnd()

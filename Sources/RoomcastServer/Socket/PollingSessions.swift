@@ -27,7 +27,9 @@ final class PollingSessions: Service, Sendable {
     /// Starts a session (its open packet waits for the first poll) on one of NIO's loops.
     func open(upgradeToken: String?) async throws -> Entry {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let session = SocketSession(id: EngineIOSessionID.make(on: services.nodeID), pollingOn: loop)
+        let session = SocketSession(
+            id: EngineIOSessionID.make(on: services.nodeID), pollingOn: loop, maxQueuedBytes: services.settings.outboundQueueBytes
+        )
         let services = self.services
         let entry = try await loop.submit { [self] in
             let engine = EngineIOSession(

@@ -22,23 +22,22 @@ final class SocketConnection: Sendable {
         case disconnect
     }
 
-    /// Packets waiting, and whether a task is handling them.
+    /// Packets waiting, what they weigh, and whether a task is handling them.
     private struct Inbox {
         var pending: [Inbound] = []
+        /// Against `socket.inbound_queue_bytes`: a client that sends without waiting for its
+        /// acks is closed (1008) past it.
+        var budget: OutboundBudget
         var isHandling = false
         var ended = false
     }
-
-    /// Packets that may wait while one is handled, before a client that sends without waiting
-    /// for its acks is closed (1008).
-    static let maxPendingPackets = 1024
 
     let services: SocketServices
     let session: SocketSession
     /// A token from the upgrade request (`Authorization` header or `token` query), used when the
     /// CONNECT packet carries none.
     let upgradeToken: String?
-    private let inbox = Mutex(Inbox())
+    private let inbox: Mutex<Inbox>
     private let state: SocketState
     /// Made when a line is logged (a connection's few lines): a logger kept per connection,
     /// with its own metadata, would be memory per idle connection.
@@ -49,16 +48,24 @@ final class SocketConnection: Sendable {
         self.services = services
         self.upgradeToken = upgradeToken
         self.state = SocketState(session: session, services: services)
+        self.inbox = Mutex(Inbox(budget: OutboundBudget(limit: services.settings.inboundQueueBytes)))
     }
 
     /// Queues a packet (or the end) for the connection's task, starting it if it is not running.
     func enqueue(_ item: Inbound) {
         let start = inbox.withLock { inbox -> Bool in
             guard !inbox.ended else { return false }
-            if case .disconnect = item { inbox.ended = true }
-            guard inbox.pending.count < Self.maxPendingPackets else {
-                session.close(.policyViolation, reason: "too many packets waiting: wait for acks before sending more")
-                return false
+            switch item {
+            case .disconnect:
+                // Always taken, full inbox or not: it is what leaves the rooms and the counts.
+                inbox.ended = true
+            case .packet(let body):
+                guard inbox.budget.take(body) else {
+                    session.close(.policyViolation, reason: "too many packets waiting: wait for acks before sending more")
+                    return false
+                }
+            case .binaryFrame, .refused:
+                guard inbox.budget.take(ByteBuffer()) else { return false }
             }
             inbox.pending.append(item)
             guard !inbox.isHandling else { return false }
@@ -98,7 +105,13 @@ final class SocketConnection: Sendable {
                 inbox.isHandling = false
                 return nil
             }
-            return inbox.pending.removeFirst()
+            let item = inbox.pending.removeFirst()
+            switch item {
+            case .packet(let body): inbox.budget.give(back: body)
+            case .binaryFrame, .refused: inbox.budget.give(back: ByteBuffer())
+            case .disconnect: break
+            }
+            return item
         }
     }
 

@@ -73,8 +73,12 @@ final class SocketSession: Sendable {
         var queue: [Outbound] = []
         /// A task on the loop will write `queue` out.
         var writeScheduled = false
-        /// Frames waiting for a poll, and the poll waiting for frames (long-polling).
-        var polled: [OutboundFrame] = []
+        /// Packets waiting for a poll (their text: polling needs no WebSocket framing), what
+        /// they hold against the socket's outbound limit, and the poll waiting for packets.
+        var polled: [ByteBuffer] = []
+        var polledBudget = OutboundBudget(limit: 0)
+        /// Told when a polling client lets more than its limit pile up (the session is closed).
+        var onOverflow: (@Sendable () -> Void)?
         var poll: EventLoopPromise<ByteBuffer>?
         /// A WebSocket probe of this session was answered and its upgrade packet is awaited:
         /// polls with nothing to take end at once with a noop, as the client waits for its
@@ -101,9 +105,18 @@ final class SocketSession: Sendable {
     }
 
     /// A session served by long-polling until it upgrades.
-    init(id: String, pollingOn loop: any EventLoop) {
+    /// - Parameter maxQueuedBytes: what may wait for polls before the client counts as too slow.
+    init(id: String, pollingOn loop: any EventLoop, maxQueuedBytes: Int) {
         self.id = id
-        self.state = Mutex(State(transport: .polling, loop: loop))
+        var state = State(transport: .polling, loop: loop)
+        state.polledBudget = OutboundBudget(limit: maxQueuedBytes)
+        self.state = Mutex(state)
+    }
+
+    /// Sets what is told when a polling client does not poll its frames: the session is closed
+    /// then (its close packet waits for the next poll), and must be ended.
+    func onOverflow(_ body: (@Sendable () -> Void)?) {
+        state.withLock { $0.onOverflow = body }
     }
 
     /// Counts the session in `roomcast_sockets_connected` (its CONNECT was accepted), under its
@@ -262,11 +275,12 @@ final class SocketSession: Sendable {
             let poll = state.poll
             state.poll = nil
             var action = Action.none
-            for frame in state.polled {
-                let next = Self.enqueue(.frame(frame), &state, mayWriteNow: false)
+            for packet in state.polled {
+                let next = Self.enqueue(.frame(OutboundFrame(packet: packet)), &state, mayWriteNow: false)
                 if case .none = next {} else { action = next }
             }
             state.polled = []
+            state.polledBudget.reset()
             return (poll, action)
         }
         poll?.succeed(EngineIOPacket.noop.encoded())
@@ -274,8 +288,11 @@ final class SocketSession: Sendable {
     }
 
     private static func takePolled(_ state: inout State) -> ByteBuffer {
-        defer { state.polled = [] }
-        return EngineIOPayload.join(frames: state.polled.map(\.packet))
+        defer {
+            state.polled = []
+            state.polledBudget.reset()
+        }
+        return EngineIOPayload.join(frames: state.polled)
     }
 
     // MARK: Writing
@@ -287,6 +304,8 @@ final class SocketSession: Sendable {
         case scheduleWrite(any EventLoop)
         /// A waiting poll takes these.
         case answerPoll(EventLoopPromise<ByteBuffer>, ByteBuffer)
+        /// The polling client let too much pile up: tell the session's owner.
+        case overflowed(@Sendable () -> Void)
     }
 
     /// Queues a frame or a close for the transport in use, and says what to do once unlocked.
@@ -297,8 +316,17 @@ final class SocketSession: Sendable {
         switch state.transport {
         case .polling:
             switch item {
-            case .frame(let frame): state.polled.append(frame)
-            case .close: state.polled.append(OutboundFrame(packet: EngineIOPacket.close.encoded()))
+            case .frame(let frame):
+                guard state.polledBudget.take(frame.packet) else {
+                    // Nobody polls: what waits is dropped, the close packet waits instead.
+                    state.polled = [EngineIOPacket.close.encoded()]
+                    state.polledBudget.reset()
+                    state.isClosed = true
+                    return state.onOverflow.map(Action.overflowed) ?? .none
+                }
+                state.polled.append(frame.packet)
+            case .close:
+                state.polled.append(EngineIOPacket.close.encoded())
             }
             guard let poll = state.poll else { return .none }
             state.poll = nil
@@ -324,6 +352,8 @@ final class SocketSession: Sendable {
             loop.execute { self.writeQueue() }
         case .answerPoll(let poll, let body):
             poll.succeed(body)
+        case .overflowed(let notify):
+            notify()
         }
     }
 

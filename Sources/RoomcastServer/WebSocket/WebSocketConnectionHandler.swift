@@ -24,20 +24,20 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
 
     private let endpoint: any WebSocketEndpoint
     private var assembler: WebSocketMessageAssembler
-    /// Frames written while the socket could not take more (the kernel buffer and NIO's high
-    /// watermark both full); past `maxQueuedFrames` the client is too slow and is closed.
-    private let maxQueuedFrames: Int
-    private var framesWhileUnwritable = 0
+    /// Bytes written while the socket could not take more (the kernel buffer and NIO's high
+    /// watermark both full), every frame counted, control frames too; past the budget the
+    /// client is too slow and is closed.
+    private var unread: OutboundBudget
     private var state = State.open
     private var context: ChannelHandlerContext?
 
     /// - Parameters:
     ///   - maxMessageSize: the largest message, fragments together.
-    ///   - maxQueuedFrames: how many frames may wait for a client that reads too slowly.
-    public init(endpoint: any WebSocketEndpoint, maxMessageSize: Int, maxQueuedFrames: Int) {
+    ///   - maxQueuedBytes: how many bytes may wait for a client that reads too slowly.
+    public init(endpoint: any WebSocketEndpoint, maxMessageSize: Int, maxQueuedBytes: Int) {
         self.endpoint = endpoint
         self.assembler = WebSocketMessageAssembler(maxMessageSize: maxMessageSize)
-        self.maxQueuedFrames = maxQueuedFrames
+        self.unread = OutboundBudget(limit: maxQueuedBytes)
     }
 
     /// The connection's event loop: call the methods below on it only.
@@ -49,12 +49,9 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     /// Nothing is written once the connection is closing.
     public func write(_ frame: ByteBuffer) {
         guard case .open = state, let context else { return }
-        if !context.channel.isWritable {
-            framesWhileUnwritable += 1
-            if framesWhileUnwritable > maxQueuedFrames {
-                close(WebSocketCloseReason(.policyViolation, "client too slow to receive its events"))
-                return
-            }
+        if !context.channel.isWritable, !unread.take(frame) {
+            close(WebSocketCloseReason(.policyViolation, "client too slow to receive its events"))
+            return
         }
         context.write(wrapOutboundOut(frame), promise: nil)
     }
@@ -101,7 +98,7 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { framesWhileUnwritable = 0 }
+        if context.channel.isWritable { unread.reset() }
         context.fireChannelWritabilityChanged()
     }
 
@@ -153,7 +150,9 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
                 fail(error)
             }
         case .ping:
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrameBytes.frame(.pong, frame.unmaskedData, allocator: context.channel.allocator)), promise: nil)
+            // Through `write`: a client that pings and never reads is as slow as any other.
+            write(WebSocketFrameBytes.frame(.pong, frame.unmaskedData, allocator: context.channel.allocator))
+            flush()
         case .pong:
             // Engine.IO keeps connections alive with its own packets; WebSocket pongs are allowed
             // unsolicited and mean nothing here.

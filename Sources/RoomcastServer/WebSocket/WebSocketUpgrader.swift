@@ -16,12 +16,13 @@ public typealias WebSocketRoute = @Sendable (HTTPRequest) -> (@Sendable (any Cha
 public struct WebSocketLimits: Sendable {
     /// The largest frame, and the largest message once its fragments are joined (1009 above it).
     public var maxMessageSize: Int
-    /// Frames that may wait for a client that reads too slowly before it is closed (1008).
-    public var maxQueuedFrames: Int
+    /// Bytes that may wait for a client that reads too slowly before it is closed (1008),
+    /// counted as ``OutboundBudget`` does.
+    public var maxQueuedBytes: Int
 
-    public init(maxMessageSize: Int, maxQueuedFrames: Int) {
+    public init(maxMessageSize: Int, maxQueuedBytes: Int) {
         self.maxMessageSize = maxMessageSize
-        self.maxQueuedFrames = maxQueuedFrames
+        self.maxQueuedBytes = maxQueuedBytes
     }
 }
 
@@ -53,6 +54,11 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
                 throw Declined()
             }
             accepted.value = makeEndpoint
+            // Out now, before NIO removes the request decoder: the bytes the client sent after
+            // its request (frames it did not wait to send) then go on to NIO's upgrade handler,
+            // which buffers them, and never to this handler, which takes HTTP parts only.
+            let sync = channel.pipeline.syncOperations
+            if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
             return headers
         }
     }
@@ -61,10 +67,8 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         channel.eventLoop.makeCompletedFuture {
             guard let makeEndpoint = accepted.value else { throw Declined() }
             accepted.value = nil
-            // NIO removes the HTTP handlers it added; the forwarding handler (HTTP parts in) goes too.
-            let sync = channel.pipeline.syncOperations
-            if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
-            try Self.addConnectionHandlers(to: sync, endpoint: makeEndpoint(channel), limits: limits, position: .last)
+            // NIO removed the HTTP handlers it added, and the response the forwarding handler.
+            try Self.addConnectionHandlers(to: channel.pipeline.syncOperations, endpoint: makeEndpoint(channel), limits: limits, position: .last)
             return .upgraded
         }
     }
@@ -95,7 +99,7 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         limits: WebSocketLimits,
         position: ChannelPipeline.SynchronousOperations.Position
     ) throws {
-        let handler = WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: limits.maxMessageSize, maxQueuedFrames: limits.maxQueuedFrames)
+        let handler = WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: limits.maxMessageSize, maxQueuedBytes: limits.maxQueuedBytes)
         try pipeline.addHandlers([ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: limits.maxMessageSize)), handler], position: position)
     }
 

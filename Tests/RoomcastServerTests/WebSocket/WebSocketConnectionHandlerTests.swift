@@ -19,13 +19,16 @@ private final class RecordingEndpoint: WebSocketEndpoint {
 
 @Suite("WebSocketConnectionHandler: RFC 6455 on an embedded channel")
 struct WebSocketConnectionHandlerTests {
+    /// The budget of three `4x` text frames (4 bytes each on the wire) held for a slow client.
+    static let threeSmallFrames = 3 * (4 + OutboundBudget.perFrameBytes)
+
     private let endpoint = RecordingEndpoint()
     private let channel = EmbeddedChannel()
 
     init() throws {
         try channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).wait()
         try channel.pipeline.syncOperations.addHandler(
-            WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: 64, maxQueuedFrames: 3)
+            WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: 64, maxQueuedBytes: Self.threeSmallFrames)
         )
     }
 
@@ -109,7 +112,7 @@ struct WebSocketConnectionHandlerTests {
         let other = EmbeddedChannel()
         let endpoint = RecordingEndpoint()
         try other.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).wait()
-        try other.pipeline.syncOperations.addHandler(WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: 64, maxQueuedFrames: 3))
+        try other.pipeline.syncOperations.addHandler(WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: 64, maxQueuedBytes: Self.threeSmallFrames))
         other.pipeline.fireErrorCaught(NIOWebSocketError.invalidFrameLength)
         let bytes = try #require(try other.readOutbound(as: ByteBuffer.self))
         // 0x88: a final close frame; then its length and the code.
@@ -118,7 +121,20 @@ struct WebSocketConnectionHandlerTests {
         #expect(!other.isActive)
     }
 
-    @Test("a client that stops reading is closed with 1008 once too many frames wait")
+    @Test("pongs count against a client that pings and never reads: it is closed with 1008 too")
+    func pingingSlowClient() throws {
+        channel.isWritable = false
+        // Each pong is 2 + 2 bytes: three fit in the budget of three small frames, not four.
+        for _ in 0..<3 { try channel.writeInbound(clientFrame(.ping, [0x61, 0x62])) }
+        #expect(channel.isActive)
+        #expect(try written().map(\.opcode) == [.pong, .pong, .pong])
+        try channel.writeInbound(clientFrame(.ping, [0x61, 0x62]))
+        let frames = try written()
+        #expect(frames.map(\.opcode) == [.connectionClose])
+        #expect(Array(frames.last!.payload.prefix(2)) == closePayload(1008))
+    }
+
+    @Test("a client that stops reading is closed with 1008 once too many bytes wait")
     func slowClient() throws {
         channel.isWritable = false
         for _ in 0..<3 { endpoint.connection!.write(WebSocketFrameBytes.frame(.text, ByteBuffer(string: "4x"))) }
