@@ -109,7 +109,7 @@ struct ElementFieldsTests {
             #""content":"\#(String(repeating: "🎉", count: 20_000))""#,
             #""imageUrl":"\#(String(repeating: "u", count: 2048))""#,
             #""thumbnailUrl":"\#(String(repeating: "u", count: 2048))""#,
-            #""stickerText":"\#(String(repeating: "é", count: 200))""#,
+            #""stickerText":"\#(String(repeating: "é", count: 400))""#,
             #""content":"""#,
         ].map(Member.init)
     )
@@ -170,7 +170,8 @@ struct ElementFieldsTests {
             Refusal(member: #""audioUrl":"\#(String(repeating: "u", count: 2049))""#, field: "audioUrl"),
             Refusal(member: #""videoUrl":"\#(String(repeating: "u", count: 2049))""#, field: "videoUrl"),
             Refusal(member: #""thumbnailUrl":"\#(String(repeating: "u", count: 2049))""#, field: "thumbnailUrl"),
-            Refusal(member: #""stickerText":"\#(String(repeating: "s", count: 201))""#, field: "stickerText"),
+            Refusal(member: #""stickerText":"\#(String(repeating: "s", count: 801))""#, field: "stickerText"),
+            Refusal(member: #""stickerText":"a\#(String(repeating: "\u{0301}", count: 400))""#, field: "stickerText"),
         ]
     )
     func refusedDrafts(refusal: Refusal) throws {
@@ -226,7 +227,8 @@ struct ElementFieldsTests {
             Refusal(member: #""positionX":"5""#, field: "positionX"),
             Refusal(member: #""width":0"#, field: "width"),
             Refusal(member: #""scaleY":-0.5"#, field: "scaleY"),
-            Refusal(member: #""stickerText":"\#(String(repeating: "s", count: 201))""#, field: "stickerText"),
+            Refusal(member: #""stickerText":"\#(String(repeating: "s", count: 801))""#, field: "stickerText"),
+            Refusal(member: #""stickerText":"a\#(String(repeating: "\u{0301}", count: 400))""#, field: "stickerText"),
         ]
     )
     func refusedUpdates(refusal: Refusal) throws {
@@ -251,10 +253,12 @@ struct ElementFieldsTests {
 
     // MARK: Content limit
 
-    @Test("content is checked against the node's limit in characters, not bytes")
+    @Test("content is checked against the node's limit in bytes of UTF-8, not characters")
     func contentLimit() throws {
-        for unit in ["x", "🎉"] {
-            let fields = try Self.draft(Self.draftJSON(with: #""content":"\#(String(repeating: unit, count: 20_001))""#)).fields
+        // One character of 2 bytes, and one grapheme of 20,001 bytes (a letter and combining marks).
+        for text in [String(repeating: "x", count: 20_001), String(repeating: "é", count: 10_000) + "x", "a" + String(repeating: "\u{0301}", count: 10_000)] {
+            #expect(text.utf8.count == 20_001)
+            let fields = try Self.draft(Self.draftJSON(with: #""content":"\#(text)""#)).fields
             #expect(throws: Never.self) { try fields.checkContent(atMost: 20_001) }
             let error = #expect(throws: RoomcastError.self) { try fields.checkContent(atMost: 20_000) }
             #expect(error?.code == .invalidPayload)

@@ -146,18 +146,20 @@ struct MessageStoreTests {
         }
     }
 
-    @Test("text must be 1 to 4000 characters")
+    @Test("text must be 1 to 16000 bytes of UTF-8, however few characters they make")
     func textLength() async throws {
         try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let store = MessageStore(redis: redis)
             await expectRoomcastError(.invalidPayload) { try await store.send("", from: f.alice, to: f.room.id) }
-            await expectRoomcastError(.invalidPayload) { try await store.send(String(repeating: "x", count: 4001), from: f.alice, to: f.room.id) }
-            await expectRoomcastError(.invalidPayload) { try await store.send(String(repeating: "é", count: 4001), from: f.alice, to: f.room.id) }
+            await expectRoomcastError(.invalidPayload) { try await store.send(String(repeating: "x", count: 16_001), from: f.alice, to: f.room.id) }
+            await expectRoomcastError(.invalidPayload) { try await store.send(String(repeating: "é", count: 8001), from: f.alice, to: f.room.id) }
+            // One character: a letter and 8,000 combining marks, 16,001 bytes.
+            await expectRoomcastError(.invalidPayload) { try await store.send("a" + String(repeating: "\u{0301}", count: 8000), from: f.alice, to: f.room.id) }
             // Refused before reaching Redis: even an outsider to an unknown room gets invalid_payload.
             await expectRoomcastError(.invalidPayload) { try await store.send("", from: f.eve, to: .random()) }
 
-            let longest = String(repeating: "x", count: 4000)
+            let longest = String(repeating: "x", count: 16_000)
             let sent = try await store.send(longest, from: f.alice, to: f.room.id)
             #expect(sent.message.text == longest)
             let emoji = String(repeating: "🎉", count: 4000)

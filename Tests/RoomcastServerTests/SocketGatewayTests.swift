@@ -245,7 +245,7 @@ struct SocketGatewayTests {
             #expect(wrongType["error"]["message"].stringValue?.contains("text") == true)
             let missing = try await socket.emitWithAck("message:send", ["roomId": .string(room)])
             #expect(missing["error"]["message"].stringValue?.contains("text") == true)
-            let tooLong = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": .string(String(repeating: "x", count: 4001))])
+            let tooLong = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": .string(String(repeating: "x", count: 16_001))])
             #expect(tooLong["error"]["code"] == "invalid_payload")
             let unknown = try await socket.emitWithAck("room:dance", ["roomId": .string(room)])
             #expect(unknown["error"]["code"] == "unknown_event")

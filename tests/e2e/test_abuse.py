@@ -93,13 +93,19 @@ def test_a_websocket_client_that_pings_and_never_reads_is_closed(abused_node):
     frame = bytes([0x89, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
     burst = frame * 1000
     closed = False
-    # 300,000 pings: 38 MB of pongs if nothing stopped them.
-    for _ in range(300):
+    # Pings until the node drops the connection (after its close frame it reads on for a
+    # moment, waiting for the client's), or 30 s: about 38 MB of pongs a second if nothing
+    # stopped them.
+    # A loaded machine may read slowly: each write may wait long, the whole only so long.
+    sock.settimeout(30)
+    deadline = time.monotonic() + 60
+    while not closed and time.monotonic() < deadline:
         try:
             sock.sendall(burst)
         except (BrokenPipeError, ConnectionResetError):
             closed = True
-            break
+        except socket.timeout:
+            pass
     sock.close()
     assert closed, "the node kept answering pings that were never read"
     grown = rss_mib(abused_node) - before
@@ -171,3 +177,98 @@ def test_frames_sent_with_the_upgrade_request_are_taken_not_fatal(abused_node):
     finally:
         sock.close()
     assert abused_node.is_running()
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP timeouts (http.idle_timeout_ms) and the drain
+
+
+IDLE_TIMEOUT = 1.0
+
+
+@pytest.fixture(scope="module")
+def impatient_node(roomcast_binary, redis_server):
+    node = GatewayNode("impatient", roomcast_binary, redis_server.url, log_directory=redis_server.directory, settings={
+        "ROOMCAST_HTTP_IDLE_TIMEOUT_MS": str(int(IDLE_TIMEOUT * 1000)),
+        "ROOMCAST_ENGINEIO_PING_INTERVAL_MS": "2500",
+    })
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+def wait_closed(sock, within, feed=None):
+    """Seconds until the server closes `sock` (reading and dropping what it sends), calling
+    `feed` every 0.2 s meanwhile; fails after `within` seconds."""
+    started = time.monotonic()
+    sock.settimeout(0.2)
+    while time.monotonic() - started < within:
+        try:
+            if not sock.recv(65536):
+                return time.monotonic() - started
+        except socket.timeout:
+            pass
+        except ConnectionResetError:
+            return time.monotonic() - started
+        if feed:
+            try:
+                feed()
+            except (BrokenPipeError, ConnectionResetError):
+                return time.monotonic() - started
+    raise AssertionError(f"still open after {within} s")
+
+
+def test_slow_headers_idle_keepalive_and_silent_connections_are_closed(impatient_node):
+    # Headers trickled a byte at a time: partial headers never reset the clock.
+    trickled = socket.create_connection(("127.0.0.1", impatient_node.port), timeout=WAIT)
+    trickled.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    wait_closed(trickled, within=30, feed=lambda: trickled.sendall(b"X"))
+    # A keep-alive connection left idle after its response.
+    idle = socket.create_connection(("127.0.0.1", impatient_node.port), timeout=WAIT)
+    idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert idle.recv(4096).startswith(b"HTTP/1.1 200")
+    wait_closed(idle, within=30)
+    # Many connections that never send anything all go.
+    silent = [socket.create_connection(("127.0.0.1", impatient_node.port), timeout=WAIT) for _ in range(300)]
+    for connection in silent:
+        wait_closed(connection, within=30)
+    assert impatient_node.is_running()
+
+
+def test_a_long_poll_outlives_the_idle_timeout(api, impatient_node):
+    """No clock runs while a response is being made: a poll waits for the next ping."""
+    account = api.register("patient")
+    status, opened = polling(impatient_node)
+    sid = json.loads(opened[1:])["sid"]
+    assert polling(impatient_node, sid, "POST", ("40" + json.dumps({"token": account.token})).encode()) == (200, b"ok")
+    assert polling(impatient_node, sid)[1].startswith(b"40{")
+    started = time.monotonic()
+    status, body = polling(impatient_node, sid)
+    assert (status, body) == (200, b"2"), (status, body)
+    assert time.monotonic() - started > IDLE_TIMEOUT
+
+
+def test_a_drain_ends_on_time_whatever_half_sent_requests_wait(roomcast_binary, redis_server):
+    node = GatewayNode("drained", roomcast_binary, redis_server.url, log_directory=redis_server.directory, settings={
+        "ROOMCAST_HTTP_IDLE_TIMEOUT_MS": "600000",
+        "ROOMCAST_SHUTDOWN_DRAIN_TIMEOUT_MS": "3000",
+    })
+    try:
+        # A first request half sent, and a second one half sent on a kept-alive connection.
+        first = socket.create_connection(("127.0.0.1", node.port), timeout=WAIT)
+        first.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        second = socket.create_connection(("127.0.0.1", node.port), timeout=WAIT)
+        second.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert second.recv(4096).startswith(b"HTTP/1.1 200")
+        second.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        time.sleep(0.2)  # not a synchronisation: the drain must end on time whenever it starts
+        started = time.monotonic()
+        node.process.terminate()
+        node.process.wait(timeout=60)
+        elapsed = time.monotonic() - started
+        assert elapsed < 3 + 10, f"the drain took {elapsed:.1f} s"
+        for connection in (first, second):
+            wait_closed(connection, within=5)
+    finally:
+        node.stop()

@@ -42,7 +42,8 @@ WRONG_FIELDS = [
     pytest.param(lambda room: {"roomId": 123, "text": "number as room"}, id="roomId not a string"),
     pytest.param(lambda room: {"roomId": room, "text": ["not", "text"]}, id="text not a string"),
     pytest.param(lambda room: {"roomId": room, "text": ""}, id="empty text"),
-    pytest.param(lambda room: {"roomId": room, "text": "x" * 4001}, id="text over 4000"),
+    pytest.param(lambda room: {"roomId": room, "text": "x" * 16001}, id="text over 16000 bytes"),
+    pytest.param(lambda room: {"roomId": room, "text": "a" + "\u0301" * 8000}, id="one character of 16001 bytes"),
 ]
 
 

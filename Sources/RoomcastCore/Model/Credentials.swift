@@ -22,10 +22,10 @@ public enum Credentials {
         }
     }
 
-    /// Checks a password's length (8–128 characters).
+    /// Checks a password's length: at least 8 characters, at most 128 bytes of UTF-8.
     public static func validate(password: String) throws(RoomcastError) {
-        guard passwordLengths.contains(password.count) else {
-            throw RoomcastError(.invalidPayload, "password must be 8-128 characters")
+        guard password.count >= passwordLengths.lowerBound, password.utf8.count <= passwordLengths.upperBound else {
+            throw RoomcastError(.invalidPayload, "password must be at least 8 characters and at most 128 bytes")
         }
     }
 }

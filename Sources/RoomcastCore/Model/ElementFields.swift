@@ -17,7 +17,7 @@ public struct ElementFields: Sendable, Hashable {
     /// Text fields and their maximum lengths in characters. `content` is free text whose limit
     /// is a node setting, checked by ``checkContent(atMost:)``; this is only its ceiling.
     static let strings: [String: Int] = [
-        "content": maximumContentLength, "imageUrl": 2048, "audioUrl": 2048, "videoUrl": 2048, "thumbnailUrl": 2048, "stickerText": 200,
+        "content": maximumContentLength, "imageUrl": 2048, "audioUrl": 2048, "videoUrl": 2048, "thumbnailUrl": 2048, "stickerText": 800,
     ]
     /// The highest `content` limit a node may be configured with.
     public static let maximumContentLength = 10_000_000
@@ -63,8 +63,9 @@ public struct ElementFields: Sendable, Hashable {
                 values.append(Field(name: name, value: type))
             } else if let limit = Self.strings[name] {
                 let text = try container.decode(String.self, forKey: key)
-                guard text.count <= limit else {
-                    throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be at most \(limit) characters")
+                // Bytes, not characters: one grapheme can be hundreds of kilobytes of combining marks.
+                guard text.utf8.count <= limit else {
+                    throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be at most \(limit) bytes of UTF-8")
                 }
                 values.append(Field(name: name, value: text))
             }
@@ -74,8 +75,8 @@ public struct ElementFields: Sendable, Hashable {
     /// Checks `content` against a node's configured limit.
     /// - Throws: `invalid_payload` naming the field and the limit.
     public func checkContent(atMost limit: Int) throws(RoomcastError) {
-        if let content = values.first(where: { $0.name == "content" }), content.value.count > limit {
-            throw RoomcastError(.invalidPayload, "content: must be at most \(limit) characters")
+        if let content = values.first(where: { $0.name == "content" }), content.value.utf8.count > limit {
+            throw RoomcastError(.invalidPayload, "content: must be at most \(limit) bytes of UTF-8")
         }
     }
 

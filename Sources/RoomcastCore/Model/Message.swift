@@ -6,15 +6,16 @@ public struct Message: Hashable, Sendable, Codable {
     public var roomId: RoomID
     /// Its sender.
     public var userId: UserID
-    /// The text, 1 to ``MessageStore/maxTextLength`` characters.
+    /// The text, 1 to ``MessageStore/maxTextLength`` bytes of UTF-8.
     public var text: String
     /// When Redis stored it.
     public var createdAt: Timestamp
     /// The sender, for display.
     public var user: User
 
-    /// The longest message text accepted unless a node sets another, in characters.
-    public static let defaultMaximumLength = 4000
+    /// The longest message text accepted unless a node sets another, in bytes of UTF-8 (4000
+    /// characters of four bytes).
+    public static let defaultMaximumLength = 16_000
 
     /// Creates a message value.
     public init(id: MessageID, roomId: RoomID, userId: UserID, text: String, createdAt: Timestamp, user: User) {

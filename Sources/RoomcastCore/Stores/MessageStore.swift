@@ -25,8 +25,8 @@ public struct MessageStore: Sendable {
     public func send(
         _ text: String, from sender: User, to roomId: RoomID, requestId: RequestID? = nil
     ) async throws(RoomcastError) -> (message: Message, offset: String) {
-        guard !text.isEmpty, text.count <= maxTextLength else {
-            throw RoomcastError(.invalidPayload, "text must be 1-\(maxTextLength) characters")
+        guard !text.isEmpty, text.utf8.count <= maxTextLength else {
+            throw RoomcastError(.invalidPayload, "text must be 1-\(maxTextLength) bytes of UTF-8")
         }
         let message = Message(
             id: .random(), roomId: roomId, userId: sender.id, text: text, createdAt: .now(), user: sender

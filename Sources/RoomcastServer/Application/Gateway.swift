@@ -119,7 +119,7 @@ public struct Gateway: Sendable {
             },
             locate: { await nodeAddresses.address(of: $0) }
         )
-        let socketServer = WebSocketServerChannel.builder(limits: limits, forwarding: forwarding) { head in
+        let socketServer = WebSocketServerChannel.builder(limits: limits, forwarding: forwarding, idleTimeout: .init(settings.httpIdleTimeout)) { head in
             let request = EngineIORequest(target: head.path ?? "/")
             // Anything else falls through to the router, which explains the refusal.
             guard request.isSocketIOPath, request.websocketRefusal == nil else { return nil }

@@ -25,6 +25,7 @@ extension GatewaySettings {
         public static let maxElementContentLength = "elements.max_content_length"
         public static let maxRequestBodySize = "http.max_body_bytes"
         public static let corsOrigins = "http.cors_origins"
+        public static let httpIdleTimeout = "http.idle_timeout_ms"
         public static let presenceLifetime = "presence.ttl_ms"
         public static let gapReadTimeout = "pubsub.gap_read_timeout_ms"
         public static let pingInterval = "engineio.ping_interval_ms"
@@ -107,6 +108,9 @@ extension GatewaySettings {
         maxMessageLength = try Self.integer(reader, Key.maxMessageLength, in: 1...1_000_000) ?? maxMessageLength
         maxElementContentLength = try Self.integer(reader, Key.maxElementContentLength, in: 1...ElementFields.maximumContentLength) ?? maxElementContentLength
         maxRequestBodySize = try Self.integer(reader, Key.maxRequestBodySize, in: 1024...(256 * 1024 * 1024)) ?? maxRequestBodySize
+        if let milliseconds = try Self.integer(reader, Key.httpIdleTimeout, in: 100...3_600_000) {
+            httpIdleTimeout = .milliseconds(milliseconds)
+        }
         if let origins = reader.string(forKey: Self.configKey(Key.corsOrigins)) {
             guard let parsed = CORSOrigins(setting: origins) else {
                 throw ConfigurationError(key: Key.corsOrigins, reason: "'\(origins)' is not '*' or a comma-separated list of http(s)://host[:port] origins")

@@ -26,12 +26,15 @@ public struct GatewaySettings: Sendable {
     public var maxRoomParticipants: Int = 16
     /// Most elements a room may hold.
     public var maxRoomElements: Int = 5_000
-    /// Longest chat message, in characters.
-    public var maxMessageLength: Int = 4_000
-    /// Longest element `content` (a note's text), in characters.
-    public var maxElementContentLength: Int = 20_000
+    /// Longest chat message, in bytes of UTF-8.
+    public var maxMessageLength: Int = 16_000
+    /// Longest element `content` (a note's text), in bytes of UTF-8.
+    public var maxElementContentLength: Int = 80_000
     /// Largest REST request body, in bytes; a larger one is `payload_too_large`.
     public var maxRequestBodySize: Int = 1 << 20
+    /// How long an HTTP connection may go without a whole request in flight: from its opening,
+    /// or its last response, to the end of its next request (then it is closed).
+    public var httpIdleTimeout: Duration = .seconds(30)
     /// Browser origins allowed to use long-polling and the REST API across origins.
     public var corsOrigins: CORSOrigins = .none
     /// How long a socket counts as present in a room without its node refreshing it; nodes

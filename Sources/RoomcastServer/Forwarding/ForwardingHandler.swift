@@ -209,6 +209,8 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let upgrader = try? sync.handler(type: NIOTypedHTTPServerUpgradeHandler<WebSocketServerChannel.UpgradeResult>.self) {
             sync.removeHandler(upgrader, promise: nil)
         }
+        // The owner's answer ends the connection (or it relays WebSocket frames): no HTTP clock.
+        HTTPIdleTimeoutHandler.remove(from: sync)
     }
 
     private enum Refusal {

@@ -28,8 +28,8 @@ struct AuthRoutes {
             let body = try await request.decode(as: RegisterRequest.self, context: context)
             try Credentials.validate(username: body.username)
             try Credentials.validate(password: body.password)
-            if let name = body.displayName, name.count > 64 {
-                throw RoomcastError(.invalidPayload, "displayName must be at most 64 characters")
+            if let name = body.displayName, name.utf8.count > 64 {
+                throw RoomcastError(.invalidPayload, "displayName must be at most 64 bytes of UTF-8")
             }
             let hash = try await passwords.hash(body.password)
             let user = try await users.create(username: body.username, passwordHash: hash, displayName: body.displayName)

@@ -86,6 +86,7 @@ final class KeepAliveUpgradeHandler: ChannelDuplexHandler, RemovableChannelHandl
                 to: sync, endpoint: upgrade.makeEndpoint(context.channel), limits: limits, position: .after(decoder)
             )
             if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
+            HTTPIdleTimeoutHandler.remove(from: sync)
             sync.removeHandler(context: context, promise: nil)
             sync.removeHandler(decoder, promise: nil)
         } catch {

@@ -26,16 +26,22 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
     private let route: WebSocketRoute
     /// Requests of sessions that other nodes hold go there; `nil` serves everything here.
     private let forwarding: SessionForwarding?
+    /// How long a connection may wait for a whole request (see ``HTTPIdleTimeoutHandler``).
+    private let idleTimeout: TimeAmount
 
     /// A server builder for `Application(server:)`.
-    /// - Parameter forwarding: where requests of other nodes' Engine.IO sessions go.
+    /// - Parameters:
+    ///   - forwarding: where requests of other nodes' Engine.IO sessions go.
+    ///   - idleTimeout: how long a connection may go without a whole request in flight: from its
+    ///     opening or its last response to the end of its next request.
     public static func builder(
         limits: WebSocketLimits,
         forwarding: SessionForwarding? = nil,
+        idleTimeout: TimeAmount = .seconds(30),
         route: @escaping WebSocketRoute
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            WebSocketServerChannel(responder: responder, limits: limits, route: route, forwarding: forwarding)
+            WebSocketServerChannel(responder: responder, limits: limits, route: route, forwarding: forwarding, idleTimeout: idleTimeout)
         }
     }
 
@@ -65,9 +71,10 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableResponseHeaderValidation = false
             let sync = channel.pipeline.syncOperations
             let result = try sync.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try sync.addHandler(HTTPIdleTimeoutHandler(timeout: idleTimeout), position: .after(decoder))
             if let forwarding {
                 // Before the upgrade handler: a forwarded upgrade is the owner's to answer.
-                let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
                 try sync.addHandler(ForwardingHandler(forwarding: forwarding), position: .after(decoder))
             }
             return Value(upgradeResult: result, channel: channel)
@@ -76,7 +83,14 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
 
     public func handle(value: Value, logger: Logger) async {
         do {
-            switch try await value.upgradeResult.get() {
+            // A connection still waiting for its first request has no task of Hummingbird's to
+            // cancel: past the drain deadline it is closed here.
+            let result = try await withTaskCancellationHandler {
+                try await value.upgradeResult.get()
+            } onCancel: {
+                value.channel.close(promise: nil)
+            }
+            switch result {
             case .upgraded:
                 break
             case .notUpgraded(let http):

@@ -59,6 +59,7 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
             // which buffers them, and never to this handler, which takes HTTP parts only.
             let sync = channel.pipeline.syncOperations
             if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
+            HTTPIdleTimeoutHandler.remove(from: sync)
             return headers
         }
     }
@@ -67,7 +68,7 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         channel.eventLoop.makeCompletedFuture {
             guard let makeEndpoint = accepted.value else { throw Declined() }
             accepted.value = nil
-            // NIO removed the HTTP handlers it added, and the response the forwarding handler.
+            // NIO removed the HTTP handlers it added, and the response the forwarding and idle handlers.
             try Self.addConnectionHandlers(to: channel.pipeline.syncOperations, endpoint: makeEndpoint(channel), limits: limits, position: .last)
             return .upgraded
         }
