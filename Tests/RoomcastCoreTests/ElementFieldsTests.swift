@@ -107,8 +107,8 @@ struct ElementFieldsTests {
             #""scaleX":1000"#, #""scaleY":0.001"#, #""duration":0"#, #""duration":1000000"#,
             #""content":"\#(String(repeating: "x", count: 20_000))""#,
             #""content":"\#(String(repeating: "🎉", count: 20_000))""#,
-            #""imageUrl":"\#(String(repeating: "u", count: 2048))""#,
-            #""thumbnailUrl":"\#(String(repeating: "u", count: 2048))""#,
+            #""imageUrl":"https://x/\#(String(repeating: "u", count: 2038))""#,
+            #""thumbnailUrl":"https://x/\#(String(repeating: "u", count: 2038))""#,
             #""stickerText":"\#(String(repeating: "é", count: 400))""#,
             #""content":"""#,
         ].map(Member.init)
@@ -166,10 +166,15 @@ struct ElementFieldsTests {
             Refusal(member: #""type":"Note""#, field: "type"),
             Refusal(member: #""type":"""#, field: "type"),
             // too long
-            Refusal(member: #""imageUrl":"\#(String(repeating: "u", count: 2049))""#, field: "imageUrl"),
-            Refusal(member: #""audioUrl":"\#(String(repeating: "u", count: 2049))""#, field: "audioUrl"),
-            Refusal(member: #""videoUrl":"\#(String(repeating: "u", count: 2049))""#, field: "videoUrl"),
-            Refusal(member: #""thumbnailUrl":"\#(String(repeating: "u", count: 2049))""#, field: "thumbnailUrl"),
+            Refusal(member: #""imageUrl":"https://x/\#(String(repeating: "u", count: 2039))""#, field: "imageUrl"),
+            Refusal(member: #""audioUrl":"https://x/\#(String(repeating: "u", count: 2039))""#, field: "audioUrl"),
+            Refusal(member: #""videoUrl":"https://x/\#(String(repeating: "u", count: 2039))""#, field: "videoUrl"),
+            Refusal(member: #""thumbnailUrl":"https://x/\#(String(repeating: "u", count: 2039))""#, field: "thumbnailUrl"),
+            Refusal(member: #""imageUrl":"javascript:alert(1)""#, field: "imageUrl"),
+            Refusal(member: #""imageUrl":"data:image/png;base64,AAAA""#, field: "imageUrl"),
+            Refusal(member: #""audioUrl":"https://""#, field: "audioUrl"),
+            Refusal(member: #""videoUrl":"https://x/a b""#, field: "videoUrl"),
+            Refusal(member: #""thumbnailUrl":"/relative.jpg""#, field: "thumbnailUrl"),
             Refusal(member: #""stickerText":"\#(String(repeating: "s", count: 801))""#, field: "stickerText"),
             Refusal(member: #""stickerText":"a\#(String(repeating: "\u{0301}", count: 400))""#, field: "stickerText"),
         ]
@@ -243,7 +248,7 @@ struct ElementFieldsTests {
         let fields = try Self.transform(#"{"scaleX":2,"scaleY":3,"rotation":-90,"width":10,"height":20,"positionX":1,"positionY":2}"#)
         #expect(Set(fields.names) == ElementFields.transformFields)
         #expect(try Self.transform("{}").values.isEmpty)
-        for member in [#""content":"x""#, #""duration":1"#, #""type":"note""#, #""imageUrl":"u""#, #""stickerText":"s""#] {
+        for member in [#""content":"x""#, #""duration":1"#, #""type":"note""#, #""imageUrl":"https://x/u""#, #""stickerText":"s""#] {
             let error = #expect(throws: DecodingError.self) { try Self.transform("{\"scaleX\":2,\(member)}") }
             #expect(Self.path(of: try #require(error)).last == member.split(separator: "\"")[0].description, "\(member)")
         }
@@ -266,6 +271,6 @@ struct ElementFieldsTests {
             #expect(error?.message.contains("20000") == true)
         }
         // Without content there is nothing to check.
-        #expect(throws: Never.self) { try Self.draft(Self.draftJSON(with: #""imageUrl":"u""#)).fields.checkContent(atMost: 1) }
+        #expect(throws: Never.self) { try Self.draft(Self.draftJSON(with: #""imageUrl":"https://x/u""#)).fields.checkContent(atMost: 1) }
     }
 }

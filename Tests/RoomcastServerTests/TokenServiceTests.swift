@@ -77,6 +77,31 @@ struct TokenServiceTests {
         }
     }
 
+    @Test("nbf is honoured: a token not valid yet is unauthorized, then accepted")
+    func notBefore() async throws {
+        let now = Int(Date.now.timeIntervalSince1970)
+        let token = try await signRaw(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(now + 3600),"nbf":\#(now + 60)}"#)
+        await expectError(.unauthorized) { try await service.verify(token) }
+        #expect(try await service.verify(token, now: Date(timeIntervalSince1970: Double(now + 61))) == alice)
+    }
+
+    @Test("a crit header is refused: no extension is understood here")
+    func critical() async throws {
+        let exp = Int(Date.now.timeIntervalSince1970) + 3600
+        for crit in [#"["b64"]"#, #"["exp"]"#, "[]"] {
+            let token = try await signRaw(header: #"{"alg":"HS256","typ":"JWT","crit":\#(crit)}"#, payload: #"{"sub":"alice","exp":\#(exp)}"#)
+            await expectError(.unauthorized) { try await service.verify(token) }
+        }
+    }
+
+    @Test("the verified token tells its expiry")
+    func expiry() async throws {
+        let issued = Date(timeIntervalSince1970: 1_800_000_000)
+        let token = try await service.issue(for: alice, now: issued)
+        let verified = try await service.verifyToken(token, now: issued)
+        #expect(verified.user == alice && verified.expires == issued.addingTimeInterval(3600))
+    }
+
     @Test("a token signed with another key is unauthorized")
     func otherKey() async throws {
         let other = TokenService(secret: String(repeating: "x", count: 32), lifetime: .seconds(3600))

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 import websocket
 
-from roomcast_e2e import GatewayNode, redis_cli, WAIT
+from roomcast_e2e import GatewayNode, jwt_sign, redis_cli, WAIT
 
 # What one attack may add to the node's resident memory: the queue limits (a few MiB) plus
 # what the allocator keeps of transient buffers. The attacks below grew it by hundreds of MiB
@@ -272,3 +272,38 @@ def test_a_drain_ends_on_time_whatever_half_sent_requests_wait(roomcast_binary, 
             wait_closed(connection, within=5)
     finally:
         node.stop()
+
+
+def test_a_socket_whose_token_expires_is_told_and_closed(api, impatient_node):
+    """Checked at the keep-alive ticks (every ping interval, 2.5 s here)."""
+    account = api.register("expiring")
+    token = jwt_sign({"sub": account.id, "exp": int(time.time()) + 2})
+    ws = websocket.create_connection(f"ws://127.0.0.1:{impatient_node.port}/socket.io/?EIO=4&transport=websocket", timeout=WAIT * 6)
+    try:
+        assert ws.recv().startswith("0{")
+        ws.send("40" + json.dumps({"token": token}))
+        assert ws.recv().startswith("40{")
+        frames = []
+        while True:
+            opcode, data = ws.recv_data(control_frame=True)
+            if opcode == websocket.ABNF.OPCODE_CLOSE:
+                break
+            text = data.decode()
+            if text == "2":
+                ws.send("3")
+                continue
+            frames.append(text)
+        assert frames[-1] == "41", frames
+        error = json.loads(frames[-2][2:])
+        assert error[0] == "error" and error[1]["code"] == "token_expired", frames
+    finally:
+        ws.close()
+    # The same token cannot connect again.
+    ws = websocket.create_connection(f"ws://127.0.0.1:{impatient_node.port}/socket.io/?EIO=4&transport=websocket", timeout=WAIT * 6)
+    try:
+        ws.recv()
+        ws.send("40" + json.dumps({"token": token}))
+        refusal = ws.recv()
+        assert refusal.startswith("44") and "token_expired" in refusal
+    finally:
+        ws.close()

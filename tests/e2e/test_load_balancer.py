@@ -233,6 +233,13 @@ def test_python_socketio_through_round_robin_nginx(api, client, nginx, redis_ser
     assert forwarded_sessions(nginx, owners), (nginx.nodes_by_session(), owners)
 
 
+def test_nginx_keeps_metrics_and_internal_routes_off_the_public_listener(nginx, node1):
+    assert http(f"{node1.url}/metrics")[0] == 200
+    for method, path in (("GET", "/metrics"), ("GET", "/metrics?x=1"), ("POST", "/api/internal/notifications")):
+        status, body, _ = http(f"{nginx.url}{path}", method, b"{}" if method == "POST" else None)
+        assert status == 404, (path, status, body)
+
+
 def node_addresses(redis_server):
     """Node id → host:port, from the node registry in Redis."""
     def read(*arguments):

@@ -67,6 +67,10 @@ public struct ElementFields: Sendable, Hashable {
                 guard text.utf8.count <= limit else {
                     throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be at most \(limit) bytes of UTF-8")
                 }
+                // Clients load these: nothing but a web address (no `javascript:` or `data:`).
+                guard !name.hasSuffix("Url") || WebURL.isValid(text) else {
+                    throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be an http or https URL")
+                }
                 values.append(Field(name: name, value: text))
             }
         }

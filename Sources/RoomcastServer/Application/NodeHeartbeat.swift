@@ -48,14 +48,22 @@ final class NodeHeartbeat: Service, Sendable {
             return true
         }
         guard registered else { return }
-        do {
-            try await registry.remove(nodeID)
-            logger.info("node left the registry", metadata: ["node": "\(nodeID)"])
-        } catch {
-            // The entry expires by itself within one TTL.
-            logger.warning("node registry removal failed", metadata: ["node": "\(nodeID)", "error": "\(error)"])
+        // A few tries: right after a Redis blip the first command may meet a dead connection
+        // while the pool reconnects. Past them the entry expires by itself within one TTL.
+        for attempt in 1...Self.removalAttempts {
+            do {
+                try await registry.remove(nodeID)
+                logger.info("node left the registry", metadata: ["node": "\(nodeID)"])
+                return
+            } catch {
+                logger.warning("node registry removal failed", metadata: ["node": "\(nodeID)", "attempt": "\(attempt)", "error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(100 << attempt))
+            }
         }
     }
+
+    /// Tries to leave the registry on shutdown (about 3 s in all).
+    static let removalAttempts = 5
 
     private func beat(_ info: NodeInfo) async {
         var info = info

@@ -59,13 +59,26 @@ struct TokenService: Sendable {
         return try await keys.value.sign(claims)
     }
 
+    /// A verified token: whose it is and until when it is accepted.
+    struct Verified: Sendable {
+        let user: UserID
+        let expires: Date
+    }
+
     /// Verifies `token` and returns its subject.
     /// - Parameters:
     ///   - token: a compact JWS (`header.payload.signature`).
     ///   - now: the time `exp` is compared with; a token is expired from its `exp` second on.
-    /// - Throws: `token_expired` for a genuine token past its `exp`; `unauthorized` for anything
-    ///   else (malformed, another algorithm or key, `alg: none`, missing or invalid `sub` or `exp`).
+    /// - Throws: see ``verifyToken(_:now:)``.
     func verify(_ token: String, now: Date = .now) async throws(RoomcastError) -> UserID {
+        try await verifyToken(token, now: now).user
+    }
+
+    /// Verifies `token` and returns its subject and expiry.
+    /// - Throws: `token_expired` for a genuine token past its `exp`; `unauthorized` for anything
+    ///   else (malformed, another algorithm or key, `alg: none`, a `crit` header, missing or
+    ///   invalid `sub` or `exp`, `nbf` still ahead).
+    func verifyToken(_ token: String, now: Date = .now) async throws(RoomcastError) -> Verified {
         guard !token.isEmpty, token.utf8.count <= Self.maximumTokenLength else {
             throw RoomcastError(.unauthorized, "invalid token")
         }
@@ -74,7 +87,8 @@ struct TokenService: Sendable {
             // jwt-kit picks the key by `kid` alone and would accept a header naming any algorithm
             // (`none` included) over a valid HS256 signature: only HS256 is ours.
             let header = try DefaultJWTParser().parse(Array(token.utf8), as: TokenClaims.self).header
-            guard header.alg == "HS256" else {
+            // `crit` names extensions the verifier must understand (RFC 7515 §4.1.11): none here.
+            guard header.alg == "HS256", header.fields["crit"] == nil else {
                 throw RoomcastError(.unauthorized, "invalid token")
             }
             claims = try await keys.value.verify(token, as: TokenClaims.self)
@@ -87,6 +101,9 @@ struct TokenService: Sendable {
         guard now < claims.exp.value else {
             throw RoomcastError(.tokenExpired, "token expired")
         }
-        return user
+        if let notBefore = claims.nbf?.value, now < notBefore {
+            throw RoomcastError(.unauthorized, "token not valid yet")
+        }
+        return Verified(user: user, expires: claims.exp.value)
     }
 }

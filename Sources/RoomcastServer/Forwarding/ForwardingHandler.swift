@@ -213,6 +213,9 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
         HTTPIdleTimeoutHandler.remove(from: sync)
     }
 
+    /// How long a refused client may go on sending before its connection closes.
+    static let lingerTimeout: TimeAmount = .seconds(2)
+
     private enum Refusal {
         case sessionUnknown
         case payloadTooLarge
@@ -232,8 +235,14 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
         response.writeString(
             "HTTP/1.1 \(status)\r\ncontent-type: application/json\r\ncontent-length: \(body.utf8.count)\r\nconnection: close\r\n\r\n\(body)"
         )
+        // A lingering close: the answer and a FIN, then what the client still sends (the body of
+        // a refused request) is read and dropped for a moment, so it gets the answer instead of
+        // a reset in the middle of its upload.
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(response)).whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(response)).whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
+            channel.eventLoop.scheduleTask(in: Self.lingerTimeout) { channel.close(promise: nil) }
+        }
     }
 
     /// The request line and headers as the owner gets them: marked as forwarded, and closing the

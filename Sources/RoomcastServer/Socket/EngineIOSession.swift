@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOWebSocket
 import RoomcastCore
@@ -103,6 +104,13 @@ final class EngineIOSession {
 
     private func tick() {
         guard !hasEnded else { return }
+        if Int64(Date().timeIntervalSince1970) >= session.tokenExpiry.load(ordering: .relaxed) {
+            // As a server-side disconnect: socket.io-client then waits for the app to connect
+            // again with a new token instead of retrying this one.
+            session.send(SocketReply.errorEvent(RoomcastError(.tokenExpired, "token expired: connect again with a new token"), event: nil))
+            session.send(SocketIOFrame.disconnect())
+            return close(.normalClosure, reason: "token expired")
+        }
         switch heartbeat.tick(now: .now(), hasConnected: session.hasConnected.load(ordering: .relaxed)) {
         case .none:
             break

@@ -226,11 +226,12 @@ final class SocketConnection: Sendable {
             guard let token = authToken ?? upgradeToken else {
                 throw RoomcastError(.unauthorized, "authentication required: send {\"token\": \"<jwt>\"} with CONNECT")
             }
-            let userID = try await services.tokens.verify(token)
-            guard let user = try await services.users.user(userID) else {
+            let verified = try await services.tokens.verifyToken(token)
+            guard let user = try await services.users.user(verified.user) else {
                 throw RoomcastError(.unauthorized, "the token's user does not exist")
             }
             try await state.connect(as: user)
+            state.session.tokenExpiry.store(Int64(verified.expires.timeIntervalSince1970.rounded(.up)), ordering: .relaxed)
             state.session.hasConnected.store(true, ordering: .relaxed)
             state.session.send(SocketIOFrame.connect(sid: Self.randomID()))
             logger.info("socket connected")

@@ -29,6 +29,9 @@ final class SocketSession: Sendable {
     let id: String
     /// Set once a Socket.IO CONNECT succeeded, for the connect timeout.
     let hasConnected = Atomic<Bool>(false)
+    /// When the token the socket connected with expires (seconds since 1970): the socket is
+    /// told and closed at the first keep-alive tick from then on.
+    let tokenExpiry = Atomic<Int64>(.max)
 
     private enum Outbound {
         case frame(OutboundFrame)
