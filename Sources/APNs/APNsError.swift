@@ -1,3 +1,5 @@
+import PushHTTP2
+
 /// Why a push got no answer from APNs, or why the client could not be set up.
 ///
 /// Errors compare by kind only, whatever their detail, so callers match them like cases:
@@ -30,6 +32,19 @@ public struct APNsError: Error, Sendable, CustomStringConvertible, Hashable {
     public static let connectionClosed = APNsError(.connectionClosed)
     /// APNs sent something this client cannot use as an answer (a reset stream, a bad header).
     public static let protocolError = APNsError(.protocolError)
+
+    /// The transport's error as the same kind of APNs error, with its detail.
+    init(_ error: HTTP2ClientError) {
+        let kind: Kind =
+            switch error.kind {
+            case .invalidEndpoint: .invalidEndpoint
+            case .connectionFailed: .connectionFailed
+            case .timeout: .timeout
+            case .connectionClosed: .connectionClosed
+            case .protocolError: .protocolError
+            }
+        self.init(kind, error.detail, underlying: error.underlying)
+    }
 
     /// The same kind of error, saying what happened.
     func with(_ detail: String, underlying: (any Error)? = nil) -> APNsError {
