@@ -120,6 +120,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        /// Firebase Cloud Messaging (HTTP v1): a service account's OAuth access token, then
+        /// `messages:send`; says what FCM answered.
+        .target(
+            name: "FCM",
+            dependencies: [
+                "PushHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                // RS256 for the service account's JWT; jwt-kit already builds it.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Gateway
 
@@ -225,6 +240,7 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/RoomcastTestSupport",
@@ -257,6 +273,18 @@ let package = Package(
                 "PushHTTP2",
                 "RoomcastTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FCMTests",
+            dependencies: [
+                "FCM",
+                "PushHTTP2",
+                "RoomcastTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
