@@ -3,7 +3,7 @@ public import Logging
 public import NIOCore
 public import NIOPosix
 import NIOHPACK
-import PushHTTP2
+public import PushHTTP2
 
 /// Sends pushes to APNs over one HTTP/2 connection, opened on the first send, shared by
 /// concurrent sends (one stream each), and reopened after it closes or fails.

@@ -1,4 +1,4 @@
-import PushHTTP2
+public import PushHTTP2
 
 /// Where APNs is, and whether to reach it over TLS or plain HTTP/2.
 public struct APNsEndpoint: Sendable, Hashable, CustomStringConvertible {

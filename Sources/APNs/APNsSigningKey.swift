@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import PushHTTP2
+public import PushHTTP2
 
 /// An ES256 key in Apple's `.p8` form (PKCS#8 PEM, `-----BEGIN PRIVATE KEY-----`), which signs
 /// the provider tokens APNs asks for.

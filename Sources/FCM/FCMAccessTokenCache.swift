@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import PushHTTP2
 
 /// The OAuth access token in use, shared by every send.
 ///

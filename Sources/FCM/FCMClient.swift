@@ -3,7 +3,7 @@ public import Logging
 public import NIOCore
 public import NIOPosix
 import NIOHPACK
-import PushHTTP2
+public import PushHTTP2
 
 /// Sends pushes through FCM's HTTP v1 API: exchanges the service account's signed assertion for
 /// an OAuth access token (cached, renewed before it expires), then posts each message to

@@ -1,4 +1,4 @@
-import PushHTTP2
+public import PushHTTP2
 
 /// Where to send pushes and as whom.
 public struct FCMConfiguration: Sendable {

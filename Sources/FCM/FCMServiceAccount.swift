@@ -1,6 +1,6 @@
 import CryptoExtras
 public import Foundation
-import PushHTTP2
+public import PushHTTP2
 
 /// A Google service account's key file: who signs (`client_email`), with what (`private_key`, an
 /// RSA key in PEM), where to exchange the signed assertion (`token_uri`) and for which Firebase

@@ -1,6 +1,7 @@
 @testable import FCM
 import Foundation
 import NIOCore
+import PushHTTP2
 import RoomcastTestSupport
 import Testing
 
