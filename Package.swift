@@ -142,6 +142,7 @@ let package = Package(
             name: "RoomcastServer",
             dependencies: [
                 "APNs",
+                "FCM",
                 "RedisClient",
                 "RoomcastCore",
                 "SocketIO",

@@ -65,17 +65,3 @@ final class ManualClock: Sendable {
     var now: Date { date.withLock { $0 } }
     func advance(by seconds: TimeInterval) { date.withLock { $0 += seconds } }
 }
-
-/// Counts calls across the server's tasks, so a `respond` closure can answer the n-th request
-/// differently.
-final class CallCounter: Sendable {
-    private let count = Mutex(0)
-
-    /// Counts one call and returns its number, from 1.
-    func next() -> Int {
-        count.withLock { count in
-            count += 1
-            return count
-        }
-    }
-}
