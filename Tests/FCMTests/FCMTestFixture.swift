@@ -32,24 +32,10 @@ struct FCMTestFixture {
         respond: @escaping @Sendable (LocalFCMServer.Message) async -> HTTP2StubResponse = LocalFCMServer.accepted,
         _ body: (LocalFCMServer, FCMClient) async throws -> Result
     ) async throws -> Result {
-        let server = try await LocalFCMServer.start(account: account, expiresIn: expiresIn, respond: respond)
-        let client: FCMClient
-        do {
-            client = try self.client(server: server, now: now)
-        } catch {
-            try? await server.shutdown()
-            throw error
-        }
-        do {
-            let result = try await body(server, client)
-            await client.shutdown()
-            try await server.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            try? await server.shutdown()
-            throw error
-        }
+        try await withServerAndClient(
+            start: { try await LocalFCMServer.start(account: account, expiresIn: expiresIn, respond: respond) },
+            stopServer: { try await $0.shutdown() }, makeClient: { try client(server: $0, now: now) }, stopClient: { await $0.shutdown() }, body
+        )
     }
 
     /// A `messages:send` body for `token`.
