@@ -39,11 +39,6 @@ actor FCMAccessTokenCache {
         return try await renewed(deadline: deadline)
     }
 
-    /// Drops the token in use, so the next send exchanges a new one.
-    func invalidate() {
-        current = nil
-    }
-
     private func renewed(deadline: NIODeadline) async throws(FCMError) -> String {
         let task: Task<(token: String, renewAt: Date), any Error>
         if let pending {

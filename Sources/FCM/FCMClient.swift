@@ -125,11 +125,6 @@ public final class FCMClient: Sendable {
         await oauth.shutdown()
     }
 
-    /// The `messages:send` connection in use, if any, for tests that wait for it to close.
-    var currentConnection: HTTP2Connection? {
-        get async { await fcm.currentConnection }
-    }
-
     /// `{"name": …}` on success, `{"error": {code, message, status, details}}` otherwise.
     private struct SendBody: Decodable {
         struct Failure: Decodable {

@@ -14,8 +14,7 @@ package actor HTTP2Connector {
         case shutDown
     }
 
-    /// Where it connects.
-    package nonisolated let endpoint: HTTP2Endpoint
+    private let endpoint: HTTP2Endpoint
     private let group: any EventLoopGroup
     private let logger: Logger
     private var state = State.idle
