@@ -92,9 +92,10 @@ let package = Package(
 
         // MARK: Push
 
-        /// One HTTP/2 connection to Apple's push service: sends a push, says what APNs answered.
+        /// One HTTP/2 connection to one host (TLS with ALPN h2, or h2c for local tests), shared by
+        /// concurrent requests and reopened when it closes: the transport of `APNs` and `FCM`.
         .target(
-            name: "APNs",
+            name: "PushHTTP2",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -102,7 +103,34 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        /// Apple's push service: sends a push, says what APNs answered.
+        .target(
+            name: "APNs",
+            dependencies: [
+                "PushHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        /// Firebase Cloud Messaging (HTTP v1): a service account's OAuth access token, then
+        /// `messages:send`; says what FCM answered.
+        .target(
+            name: "FCM",
+            dependencies: [
+                "PushHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                // RS256 for the service account's JWT; jwt-kit already builds it.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -114,6 +142,7 @@ let package = Package(
             name: "RoomcastServer",
             dependencies: [
                 "APNs",
+                "FCM",
                 "RedisClient",
                 "RoomcastCore",
                 "SocketIO",
@@ -212,6 +241,7 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/RoomcastTestSupport",
@@ -241,8 +271,21 @@ let package = Package(
             name: "APNsTests",
             dependencies: [
                 "APNs",
+                "PushHTTP2",
                 "RoomcastTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FCMTests",
+            dependencies: [
+                "FCM",
+                "PushHTTP2",
+                "RoomcastTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

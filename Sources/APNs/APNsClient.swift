@@ -1,7 +1,9 @@
+import Foundation
 public import Logging
 public import NIOCore
 public import NIOPosix
 import NIOHPACK
+public import PushHTTP2
 
 /// Sends pushes to APNs over one HTTP/2 connection, opened on the first send, shared by
 /// concurrent sends (one stream each), and reopened after it closes or fails.
@@ -10,7 +12,7 @@ import NIOHPACK
 public final class APNsClient: Sendable {
     private let configuration: APNsConfiguration
     private let logger: Logger
-    private let connector: APNsConnector
+    private let connector: HTTP2Connector
     private let tokens: APNsTokenCache
 
     /// Creates a client; nothing connects until the first ``send(_:)``.
@@ -21,7 +23,7 @@ public final class APNsClient: Sendable {
     ) {
         self.configuration = configuration
         self.logger = logger
-        connector = APNsConnector(endpoint: configuration.endpoint, group: eventLoopGroup, logger: logger)
+        connector = HTTP2Connector(endpoint: configuration.endpoint.http2, group: eventLoopGroup, logger: logger)
         tokens = APNsTokenCache(signingKey: configuration.signingKey, keyID: configuration.keyID, teamID: configuration.teamID)
     }
 
@@ -42,12 +44,26 @@ public final class APNsClient: Sendable {
     }
 
     private func deliver(_ request: APNsRequest, token: String, deadline: NIODeadline) async throws(APNsError) -> APNsResponse {
-        let connection = try await connector.connection(deadline: deadline)
-        return try await connection.send(headers: headers(for: request, token: token), body: request.payload, deadline: deadline)
+        let response: HTTP2Response
+        do throws(HTTP2ClientError) {
+            response = try await connector.send(headers: headers(for: request, token: token), body: request.payload, deadline: deadline)
+        } catch {
+            throw APNsError(error)
+        }
+        let errorBody = response.body.flatMap { try? JSONDecoder().decode(ErrorBody.self, from: Data($0.readableBytesView)) }
+        return APNsResponse(
+            status: response.status, reason: errorBody?.reason, apnsID: response.headers.first(name: "apns-id"), timestamp: errorBody?.timestamp
+        )
+    }
+
+    /// The JSON body APNs sends with an error status.
+    private struct ErrorBody: Decodable {
+        var reason: String?
+        var timestamp: Int?
     }
 
     private func headers(for request: APNsRequest, token: String) -> HPACKHeaders {
-        let endpoint = configuration.endpoint
+        let endpoint = configuration.endpoint.http2
         var headers: HPACKHeaders = [
             ":method": "POST",
             ":scheme": endpoint.scheme,
@@ -73,7 +89,7 @@ public final class APNsClient: Sendable {
     }
 
     /// The connection in use, if any, for tests that wait for it to close.
-    var currentConnection: APNsConnection? {
+    var currentConnection: HTTP2Connection? {
         get async { await connector.currentConnection }
     }
 }

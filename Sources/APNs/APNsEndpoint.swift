@@ -1,23 +1,17 @@
-import Foundation
+public import PushHTTP2
 
 /// Where APNs is, and whether to reach it over TLS or plain HTTP/2.
 public struct APNsEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Apple's production service.
-    public static let production = APNsEndpoint(host: "api.push.apple.com", port: 443, usesTLS: true)
+    public static let production = APNsEndpoint(HTTP2Endpoint(host: "api.push.apple.com", port: 443, usesTLS: true))
     /// Apple's sandbox, for development builds of the app.
-    public static let sandbox = APNsEndpoint(host: "api.sandbox.push.apple.com", port: 443, usesTLS: true)
+    public static let sandbox = APNsEndpoint(HTTP2Endpoint(host: "api.sandbox.push.apple.com", port: 443, usesTLS: true))
 
-    /// Host name or IP address.
-    public let host: String
-    /// TCP port.
-    public let port: Int
-    /// TLS with ALPN `h2` when true; HTTP/2 with prior knowledge (h2c) when false.
-    public let usesTLS: Bool
+    /// The host, port and transport, shared with the other push clients.
+    let http2: HTTP2Endpoint
 
-    private init(host: String, port: Int, usesTLS: Bool) {
-        self.host = host
-        self.port = port
-        self.usesTLS = usesTLS
+    private init(_ http2: HTTP2Endpoint) {
+        self.http2 = http2
     }
 
     /// Parses `https://host[:port]` (TLS, ALPN h2, system trust roots) or `http://host:port`
@@ -25,38 +19,20 @@ public struct APNsEndpoint: Sendable, Hashable, CustomStringConvertible {
     ///
     /// An IPv6 host is written in brackets; a trailing `/` is allowed, any other path is not.
     public init(url: String) throws(APNsError) {
-        func invalid(_ why: String) -> APNsError {
-            APNsError.invalidEndpoint.with("'\(url)': \(why)")
+        do throws(HTTP2ClientError) {
+            http2 = try HTTP2Endpoint(url: url)
+        } catch {
+            throw APNsError(error)
         }
-        guard let components = URLComponents(string: url), let scheme = components.scheme, ["https", "http"].contains(scheme) else {
-            throw invalid("expected https://host[:port] or http://host:port")
-        }
-        guard components.user == nil, components.password == nil else { throw invalid("no credentials allowed") }
-        guard ["", "/"].contains(components.path), components.query == nil, components.fragment == nil else {
-            throw invalid("no path or query allowed")
-        }
-        // An IPv6 literal keeps its brackets in `host`.
-        guard var host = components.host, !host.isEmpty else { throw invalid("missing host") }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let usesTLS = scheme == "https"
-        guard let port = components.port ?? (usesTLS ? 443 : nil) else {
-            // Nothing listens for h2c on a well-known port: a local server always names its own.
-            throw invalid("http:// needs an explicit port")
-        }
-        guard (1...65535).contains(port) else { throw invalid("port must be 1-65535") }
-        self.init(host: host, port: port, usesTLS: usesTLS)
     }
 
-    /// The value of `:authority`: the host, with the port unless it is the scheme's default.
-    var authority: String {
-        let name = host.contains(":") ? "[\(host)]" : host
-        let defaultPort = usesTLS ? 443 : 80
-        return port == defaultPort ? name : "\(name):\(port)"
-    }
-
-    /// The value of `:scheme`.
-    var scheme: String { usesTLS ? "https" : "http" }
+    /// Host name or IP address.
+    public var host: String { http2.host }
+    /// TCP port.
+    public var port: Int { http2.port }
+    /// TLS with ALPN `h2` when true; HTTP/2 with prior knowledge (h2c) when false.
+    public var usesTLS: Bool { http2.usesTLS }
 
     /// The endpoint as a URL.
-    public var description: String { "\(scheme)://\(authority)" }
+    public var description: String { http2.description }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+public import PushHTTP2
 
 /// An ES256 key in Apple's `.p8` form (PKCS#8 PEM, `-----BEGIN PRIVATE KEY-----`), which signs
 /// the provider tokens APNs asks for.
@@ -36,21 +37,9 @@ public struct APNsSigningKey: Sendable {
     func providerToken(keyID: String, teamID: String, issuedAt: Int) -> String {
         struct Header: Encodable { var alg = "ES256"; var kid: String }
         struct Claims: Encodable { var iss: String; var iat: Int }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding two structs of strings and integers cannot fail.
-        let header = try! encoder.encode(Header(kid: keyID))
-        let claims = try! encoder.encode(Claims(iss: teamID, iat: issuedAt))
-        let signingInput = Self.base64URL(header) + "." + Self.base64URL(claims)
+        let signingInput = Base64URL.jwtSigningInput(header: Header(kid: keyID), claims: Claims(iss: teamID, iat: issuedAt))
         // Signing with a valid key fails only if BoringSSL itself is broken.
         let signature = try! key.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
-    }
-
-    private static func base64URL(_ data: Data) -> String {
-        var text = data.base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }
 }

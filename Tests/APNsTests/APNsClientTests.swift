@@ -1,6 +1,7 @@
 import APNs
 import Foundation
 import NIOCore
+import PushHTTP2
 import RoomcastTestSupport
 import Testing
 

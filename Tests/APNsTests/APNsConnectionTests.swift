@@ -1,5 +1,6 @@
 @testable import APNs
 import NIOCore
+import PushHTTP2
 import RoomcastTestSupport
 import Testing
 

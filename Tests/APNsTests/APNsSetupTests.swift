@@ -1,5 +1,6 @@
 import APNs
 import Foundation
+import PushHTTP2
 import RoomcastTestSupport
 import Testing
 

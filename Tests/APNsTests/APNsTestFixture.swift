@@ -57,24 +57,10 @@ extension APNsTestFixture {
         respond: @escaping @Sendable (APNsRecordedRequest) async -> APNsStubResponse,
         _ body: (LocalAPNsServer, APNsClient) async throws -> Result
     ) async throws -> Result {
-        let server = try await LocalAPNsServer.start(respond: respond)
-        let client: APNsClient
-        do {
-            client = try self.client(url: server.url, requestTimeout: requestTimeout)
-        } catch {
-            try? await server.shutdown()
-            throw error
-        }
-        do {
-            let result = try await body(server, client)
-            await client.shutdown()
-            try await server.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            try? await server.shutdown()
-            throw error
-        }
+        try await withServerAndClient(
+            start: { try await LocalAPNsServer.start(respond: respond) }, stopServer: { try await $0.shutdown() },
+            makeClient: { try client(url: $0.url, requestTimeout: requestTimeout) }, stopClient: { await $0.shutdown() }, body
+        )
     }
 }
 

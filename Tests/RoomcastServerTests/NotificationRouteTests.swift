@@ -281,6 +281,40 @@ struct NotificationRouteTests {
 
     // MARK: Push tokens
 
+    @Test("fcm push tokens: accepted with their case kept, bounded in bytes, listed with their platform, removed by their exact text")
+    func fcmPushTokens() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let token = NotificationAPI.fcmToken(1)
+            let registered = try await NotificationAPI.registerToken(token, platform: "FCM", as: alice, on: cluster.node1)
+            #expect(registered.status == 200, "\(registered.json)")
+            #expect(registered.json == ["data": ["token": .string(token), "platform": "fcm"]])
+            let longest = String(repeating: "A", count: 1023) + ":"
+            #expect(try await NotificationAPI.registerToken(longest, platform: "fcm", as: alice, on: cluster.node2).status == 200)
+            #expect(try await NotificationAPI.tokens(of: alice, platform: "fcm", on: cluster.node1).sorted() == [token, longest].sorted())
+            let invalid: [(String, String)] = [
+                (String(repeating: "A", count: 1024) + ":", "1025 bytes"),
+                (String(repeating: "a", count: 15), "15 bytes"),
+                ("dXbcF1:APA91b with a space", "a space"),
+                ("dXbcF1:APA91b/slash/in/it", "a slash"),
+                ("dXbcF1:APA91b{tag}", "braces"),
+                ("dXbcF1:APA91bé", "non-ASCII"),
+            ]
+            for (bad, label) in invalid {
+                let refused = try await NotificationAPI.registerToken(bad, platform: "fcm", as: alice, on: cluster.node1)
+                #expect(refused.status == 400, "\(label): \(refused.json)")
+                #expect(refused.json["error"]["code"] == "invalid_payload", "\(label)")
+            }
+            // FCM tokens are case-sensitive: another case is another token.
+            let otherCase = try await ElementSocketTests.rest("DELETE", "/api/users/me/push-token/\(token.uppercased())", as: alice, on: cluster.node2)
+            #expect(otherCase.status == 404, "\(otherCase.json)")
+            let removed = try await ElementSocketTests.rest("DELETE", "/api/users/me/push-token/\(token)", as: alice, on: cluster.node2)
+            #expect(removed.status == 200, "\(removed.json)")
+            #expect(removed.json == ["data": ["token": .string(token), "removed": true]])
+            #expect(try await NotificationAPI.tokens(of: alice, platform: "fcm", on: cluster.node1) == [longest])
+        }
+    }
+
     @Test("push tokens: validated, listed, removed once, and moved to whoever registers them last")
     func pushTokens() async throws {
         try await TwoNodeCluster.with { cluster in
@@ -389,8 +423,9 @@ struct NotificationRouteTests {
             #expect(groups == .array([]), "\(groups)")
             #expect(jobs.count == 12, "\(jobs.map(\.fields))")
             for job in jobs {
-                #expect(Set(job.fields.keys) == ["user", "token", "notification", "payload"], "\(job.fields)")
+                #expect(Set(job.fields.keys) == ["user", "token", "notification", "platform", "payload"], "\(job.fields)")
                 #expect(job.fields["user"] == alice.id)
+                #expect(job.fields["platform"] == "ios")
             }
             let byNotification = Dictionary(grouping: jobs) { $0.fields["notification"] ?? "" }
             #expect(Set(byNotification.keys) == Set(expected.keys))

@@ -232,4 +232,60 @@ struct NotificationSettingsTests {
         #expect(badEndpoint.output.contains("apns.endpoint"), "\(badEndpoint.output)")
         #expect(!badEndpoint.output.contains("roomcast ready"))
     }
+
+    @Test("fcm settings: the key file turns FCM on; endpoint, token URI and timeout are read with it, alone they do nothing")
+    func fcmSettings() async throws {
+        #expect(try await load([:]).notifications.fcm == nil)
+        let defaults = try #require(try await load(["ROOMCAST_FCM_SERVICE_ACCOUNT_PATH": "/etc/roomcast/firebase.json"]).notifications.fcm)
+        #expect(defaults.serviceAccountPath == "/etc/roomcast/firebase.json")
+        #expect(defaults.endpoint == "https://fcm.googleapis.com")
+        #expect(defaults.tokenURI == nil)
+        #expect(defaults.requestTimeout == .seconds(10))
+        let set = try #require(
+            try await load([
+                "ROOMCAST_FCM_SERVICE_ACCOUNT_PATH": "/etc/roomcast/firebase.json", "ROOMCAST_FCM_ENDPOINT": "http://127.0.0.1:4431",
+                "ROOMCAST_FCM_TOKEN_URI": "http://127.0.0.1:4431/token", "ROOMCAST_FCM_REQUEST_TIMEOUT_MS": "1500",
+            ]).notifications.fcm
+        )
+        #expect(set.endpoint == "http://127.0.0.1:4431")
+        #expect(set.tokenURI == "http://127.0.0.1:4431/token")
+        #expect(set.requestTimeout == .milliseconds(1500))
+        #expect(try await load(["ROOMCAST_FCM_ENDPOINT": "http://127.0.0.1:4431"]).notifications.fcm == nil)
+        do {
+            _ = try await load(["ROOMCAST_FCM_SERVICE_ACCOUNT_PATH": "/etc/roomcast/firebase.json", "ROOMCAST_FCM_REQUEST_TIMEOUT_MS": "99"])
+            Issue.record("a 99 ms FCM request timeout should be refused")
+        } catch let error as ConfigurationError {
+            #expect(error.key == "fcm.request_timeout_ms")
+            #expect(error.description.contains("ROOMCAST_FCM_REQUEST_TIMEOUT_MS"))
+        }
+    }
+
+    @Test("roomcast serve refuses an unreadable FCM key file or a bad endpoint, naming the setting and never the key")
+    func unusableFCMCredentialsStopStartup() async throws {
+        var environment = [
+            "ROOMCAST_FCM_SERVICE_ACCOUNT_PATH": "/nonexistent/firebase-adminsdk.json", "ROOMCAST_REDIS_URL": "redis://127.0.0.1:1",
+            "ROOMCAST_JWT_SECRET": GatewayProcess.jwtSecret,
+        ]
+        let missing = try await GatewayProcess.runToExit(arguments: ["serve", "--port", "0"], environment: environment)
+        #expect(missing.status != 0)
+        #expect(missing.output.contains("fcm.service_account_path"), "\(missing.output)")
+        #expect(!missing.output.contains("roomcast ready"))
+
+        let account = try FCMTestAccount.generate()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-fcm-\(UUID().uuidString).json").path
+        try account.json(tokenURI: "https://oauth2.googleapis.com/token").write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        environment["ROOMCAST_FCM_SERVICE_ACCOUNT_PATH"] = path
+        environment["ROOMCAST_FCM_ENDPOINT"] = "ftp://fcm.example"
+        let badEndpoint = try await GatewayProcess.runToExit(arguments: ["serve", "--port", "0"], environment: environment)
+        #expect(badEndpoint.status != 0)
+        #expect(badEndpoint.output.contains("fcm.endpoint"), "\(badEndpoint.output)")
+        #expect(!badEndpoint.output.contains("PRIVATE KEY"))
+
+        environment["ROOMCAST_FCM_ENDPOINT"] = nil
+        environment["ROOMCAST_FCM_TOKEN_URI"] = "oauth2.example/token"
+        let badTokenURI = try await GatewayProcess.runToExit(arguments: ["serve", "--port", "0"], environment: environment)
+        #expect(badTokenURI.status != 0)
+        #expect(badTokenURI.output.contains("fcm.token_uri"), "\(badTokenURI.output)")
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a ``LocalAPNsServer`` answers to one request.
 public struct APNsStubResponse: Sendable {
     /// The HTTP status.
@@ -33,5 +35,11 @@ public struct APNsStubResponse: Sendable {
         if let reason { fields.append("\"reason\":\"\(reason)\"") }
         if let timestamp { fields.append("\"timestamp\":\(timestamp)") }
         return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// The same answer as the HTTP/2 server sends it; APNs echoes the request's `apns-id`, or
+    /// makes one up.
+    func http2(for request: APNsRecordedRequest) -> HTTP2StubResponse {
+        HTTP2StubResponse(status: status, headers: ["apns-id": request.headers["apns-id"] ?? UUID().uuidString], body: body, goAway: goAway)
     }
 }

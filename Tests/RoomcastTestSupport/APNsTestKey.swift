@@ -22,34 +22,20 @@ public struct APNsTestKey: Sendable {
     /// - Returns: the claims `iss` and `iat`.
     public func verify(bearer: String, keyID: String, teamID: String) throws -> (iss: String, iat: Int) {
         guard bearer.hasPrefix("bearer ") else { throw APNsTestKeyError("not 'bearer <jwt>': \(bearer)") }
-        let parts = bearer.dropFirst("bearer ".count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw APNsTestKeyError("a JWT has 3 parts, this one \(parts.count)") }
-        guard let headerData = Self.base64URLDecoded(parts[0]),
-              let claimsData = Self.base64URLDecoded(parts[1]),
-              let signatureData = Self.base64URLDecoded(parts[2])
-        else { throw APNsTestKeyError("a JWT part is not base64url") }
-
+        let jwt = try JWTParts(bearer.dropFirst("bearer ".count))
         struct Header: Decodable { var alg: String; var kid: String }
         struct Claims: Decodable { var iss: String; var iat: Int }
-        let header = try JSONDecoder().decode(Header.self, from: headerData)
-        let claims = try JSONDecoder().decode(Claims.self, from: claimsData)
+        let (header, claims) = try jwt.decode(Header.self, Claims.self)
         guard header.alg == "ES256" else { throw APNsTestKeyError("alg is \(header.alg), not ES256") }
         guard header.kid == keyID else { throw APNsTestKeyError("kid is \(header.kid), not \(keyID)") }
         guard claims.iss == teamID else { throw APNsTestKeyError("iss is \(claims.iss), not \(teamID)") }
 
         // ES256 in a JWT is the raw r||s pair, 64 bytes, not DER.
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: signatureData)
-        let signingInput = Data("\(parts[0]).\(parts[1])".utf8)
-        guard publicKey.isValidSignature(signature, for: signingInput) else {
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: jwt.signature)
+        guard publicKey.isValidSignature(signature, for: jwt.signingInput) else {
             throw APNsTestKeyError("the signature does not verify with the public key")
         }
         return (claims.iss, claims.iat)
-    }
-
-    private static func base64URLDecoded(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }
 

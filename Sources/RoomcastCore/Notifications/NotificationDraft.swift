@@ -66,9 +66,16 @@ public struct NotificationDraft: Hashable, Sendable {
         guard data.count <= Self.maximumDataFields else {
             throw RoomcastError(.invalidPayload, "data may have at most \(Self.maximumDataFields) fields")
         }
-        if let key = data.keys.sorted().first(where: { Self.reservedDataKeys.contains($0) || $0.isEmpty || $0.count > 64 }) {
+        if let key = data.keys.sorted().first(where: { Self.isReservedDataKey($0) || $0.isEmpty || $0.count > 64 }) {
             throw RoomcastError(.invalidPayload, "data key '\(key)' is reserved or not 1-64 characters")
         }
+    }
+
+    /// The payload's own keys, and those FCM refuses in `data` (`from`, `notification`,
+    /// `message_type`, and any starting with `google` or `gcm`).
+    private static func isReservedDataKey(_ key: String) -> Bool {
+        reservedDataKeys.contains(key) || ["from", "notification", "message_type"].contains(key) || key.hasPrefix("google")
+            || key.hasPrefix("gcm")
     }
 
     private static func isTypeCharacter(_ byte: UInt8) -> Bool {

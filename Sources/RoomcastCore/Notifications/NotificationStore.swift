@@ -16,7 +16,8 @@ public struct NotificationStore: Sendable {
 
     /// Stores `draft` for `user` as unread and sends `notification:new {notification, unreadCount}`
     /// and `badge:updated {unreadCount}` to the user's sockets in one atomic step, then enqueues a
-    /// push job per device whose `aps.badge` is the new unread count.
+    /// push job per device, in its platform's outbox, whose badge (`aps.badge`; for FCM
+    /// `apns.payload.aps.badge`) is the new unread count.
     ///
     /// The outbox is one stream shared by all users, so on Redis Cluster it lives in another slot
     /// than the user's keys and cannot join the script. A node that dies between the two steps
@@ -31,7 +32,8 @@ public struct NotificationStore: Sendable {
             id: draft.id ?? .random(), type: draft.type, title: draft.title, body: draft.body, roomId: draft.roomId,
             elementId: draft.elementId, actor: draft.actor, data: draft.data, read: false, createdAt: .now()
         )
-        let push = try PushPayloadTemplate(for: notification)
+        let apnsPush = try PushPayloadTemplate(for: notification)
+        let fcmPush = try FCMMessageTemplate(for: notification)
         let json: String
         do {
             json = String(buffer: try JSONCoding.encode(notification))
@@ -49,16 +51,20 @@ public struct NotificationStore: Sendable {
             )
         }
         guard case .array(let values) = reply, let unread = values.first.flatMap({ try? Int(redisReply: $0) }),
-            let tokens = try? [String](redisReply: .array(Array(values.dropFirst())))
+            let fields = try? [String](redisReply: .array(Array(values.dropFirst()))), fields.count.isMultiple(of: 2)
         else {
             throw RoomcastError(.internalError, "unexpected reply from notification_create")
         }
-        if !tokens.isEmpty {
-            let payload = push.payload(badge: unread)
-            let jobs = tokens.map { token in
-                RedisCommand(
-                    "XADD", RedisKeys.pushOutbox, "*", "user", user.rawValue, "token", token, "notification", notification.id.rawValue,
-                    "payload", payload
+        let devices = stride(from: 0, to: fields.count, by: 2).compactMap { index in
+            PushTokenStore.platform(ofRecord: fields[index + 1]).map { (token: fields[index], platform: $0) }
+        }
+        if !devices.isEmpty {
+            let apnsPayload = apnsPush.payload(badge: unread)
+            let jobs = devices.map { device in
+                let payload = device.platform == PushToken.fcm ? fcmPush.body(token: device.token, badge: unread) : apnsPayload
+                return RedisCommand(
+                    "XADD", RedisKeys.pushOutbox(for: device.platform), "*", "user", user.rawValue, "token", device.token, "notification",
+                    notification.id.rawValue, "platform", device.platform, "payload", payload
                 )
             }
             _ = try await mappingRedisErrors { () throws(RedisError) in try await redis.pipeline(jobs) }

@@ -1,22 +1,29 @@
 import NIOCore
 public import RedisClient
 
-/// The Redis Stream of push jobs and its consumer group: every gateway node's worker reads from
-/// the group, so each job goes to one worker; a job stays pending until a worker finishes it, and
-/// one left pending (failed send, dead node) is claimed again after a back-off.
+/// The Redis Stream of one platform's push jobs and its consumer group: every gateway node's
+/// worker for that platform reads from the group, so each job goes to one worker; a job stays
+/// pending until a worker finishes it, and one left pending (failed send, dead node) is claimed
+/// again after a back-off.
 public struct PushOutbox: Sendable {
     private let redis: RedisClient
+    /// `ios` or `fcm`.
+    public let platform: String
+    /// The stream, ``RedisKeys/pushOutbox(for:)``.
+    public let stream: String
 
-    /// Creates an outbox over a client.
-    public init(redis: RedisClient) {
+    /// Creates the outbox of `platform`'s jobs over a client.
+    public init(redis: RedisClient, platform: String = PushToken.ios) {
         self.redis = redis
+        self.platform = platform
+        stream = RedisKeys.pushOutbox(for: platform)
     }
 
     /// Creates the consumer group (and the stream) unless they exist. Jobs enqueued before any
     /// worker ran are delivered too: the group starts at the beginning of the stream.
     public func prepare() async throws(RoomcastError) {
         do {
-            _ = try await redis.send(RedisCommand("XGROUP", "CREATE", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, "0", "MKSTREAM"))
+            _ = try await redis.send(RedisCommand("XGROUP", "CREATE", stream, RedisKeys.pushWorkersGroup, "0", "MKSTREAM"))
         } catch let error where error.message.hasPrefix("BUSYGROUP") {
             return
         } catch {
@@ -29,13 +36,13 @@ public struct PushOutbox: Sendable {
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.send(
                 RedisCommand(
-                    "XREADGROUP", "GROUP", RedisKeys.pushWorkersGroup, consumer, "COUNT", count, "STREAMS", RedisKeys.pushOutbox, ">"
+                    "XREADGROUP", "GROUP", RedisKeys.pushWorkersGroup, consumer, "COUNT", count, "STREAMS", stream, ">"
                 )
             )
         }
         // [[stream, [entry, …]]] or null when there is nothing new.
-        guard case .array(let streams) = reply, case .array(let stream) = streams.first, stream.count == 2 else { return [] }
-        return Self.jobs(from: stream[1], deliveries: 1)
+        guard case .array(let streams) = reply, case .array(let entries) = streams.first, entries.count == 2 else { return [] }
+        return Self.jobs(from: entries[1], deliveries: 1)
     }
 
     /// Jobs pending longer than their back-off, claimed for `consumer`: sends that failed, and
@@ -50,7 +57,7 @@ public struct PushOutbox: Sendable {
         let shortest = waitBeforeRetry(1).wholeMilliseconds
         let pending = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.send(
-                RedisCommand("XPENDING", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, "IDLE", shortest, "-", "+", count)
+                RedisCommand("XPENDING", stream, RedisKeys.pushWorkersGroup, "IDLE", shortest, "-", "+", count)
             )
         }
         guard case .array(let entries) = pending else { return [] }
@@ -64,7 +71,7 @@ public struct PushOutbox: Sendable {
             guard idle >= wait else { continue }
             // XCLAIM re-checks the idle time: of two nodes claiming at once, one gets it.
             let reply = try await mappingRedisErrors { () throws(RedisError) in
-                try await redis.send(RedisCommand("XCLAIM", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, consumer, wait, id))
+                try await redis.send(RedisCommand("XCLAIM", stream, RedisKeys.pushWorkersGroup, consumer, wait, id))
             }
             claimed += Self.jobs(from: reply, deliveries: deliveries + 1)
         }
@@ -79,7 +86,7 @@ public struct PushOutbox: Sendable {
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.pushJobFinish,
-                keys: [RedisKeys.pushOutbox, RedisKeys.pushDeadLetters],
+                keys: [stream, RedisKeys.pushDeadLetters],
                 arguments: [RedisKeys.pushWorkersGroup, job.id, failure ?? "", job.deliveries]
             )
         }
@@ -90,11 +97,11 @@ public struct PushOutbox: Sendable {
     /// so the group lists live workers only.
     public func retire(_ consumer: String) async throws(RoomcastError) {
         let pending = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.send(RedisCommand("XPENDING", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, "-", "+", 1, consumer))
+            try await redis.send(RedisCommand("XPENDING", stream, RedisKeys.pushWorkersGroup, "-", "+", 1, consumer))
         }
         guard case .array(let entries) = pending, entries.isEmpty else { return }
         _ = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.send(RedisCommand("XGROUP", "DELCONSUMER", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, consumer))
+            try await redis.send(RedisCommand("XGROUP", "DELCONSUMER", stream, RedisKeys.pushWorkersGroup, consumer))
         }
     }
 

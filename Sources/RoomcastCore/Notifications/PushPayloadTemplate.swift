@@ -51,7 +51,8 @@ struct PushPayloadTemplate {
         var alert: Alert
     }
 
-    private struct Alert: Encodable {
+    /// `{"title", "body"}`: APNs's `aps.alert`, FCM's `notification`.
+    struct Alert: Encodable {
         var title: String
         var body: String
     }

@@ -34,7 +34,7 @@ public struct PushTokenStore: Sendable {
     /// - Returns: whether the user had it.
     @discardableResult
     public func remove(_ token: String, for user: UserID) async throws(RoomcastError) -> Bool {
-        let token = token.lowercased()
+        let token = PushToken.normalized(token)
         return try await mappingRedisErrors { () throws(RedisError) in
             let removed = try await redis.send(RedisCommand("HDEL", RedisKeys.userPushTokens(user), token))
             _ = try await redis.evaluate(RoomcastScripts.pushTokenRelease, keys: [RedisKeys.pushTokenOwner(token)], arguments: [user.rawValue])
@@ -42,12 +42,12 @@ public struct PushTokenStore: Sendable {
         }
     }
 
-    /// Removes a token APNs called unregistered at `unregisteredAt` (epoch ms), unless the app
+    /// Removes a token APNs or FCM called unregistered at `unregisteredAt` (epoch ms), unless the app
     /// registered it again after that.
     /// - Returns: whether it was removed.
     @discardableResult
     public func removeUnregistered(_ token: String, for user: UserID, unregisteredAt: Int64?) async throws(RoomcastError) -> Bool {
-        let token = token.lowercased()
+        let token = PushToken.normalized(token)
         if let unregisteredAt {
             let reply = try await mappingRedisErrors { () throws(RedisError) in
                 try await redis.send(RedisCommand("HGET", RedisKeys.userPushTokens(user), token))
@@ -68,6 +68,14 @@ public struct PushTokenStore: Sendable {
             guard let record = try? JSONCoding.decode(Record.self, from: ByteBuffer(string: json)) else { return nil }
             return try? PushToken(token: token, platform: record.platform)
         }
+    }
+
+    /// The platform a stored record names, when it is one Roomcast pushes to.
+    static func platform(ofRecord json: String) -> String? {
+        guard let record = try? JSONCoding.decode(Record.self, from: ByteBuffer(string: json)),
+            PushToken.platforms.contains(record.platform)
+        else { return nil }
+        return record.platform
     }
 
     /// What is stored per device.

@@ -15,11 +15,17 @@ extension RedisKeys {
     public static func userPushTokens(_ id: UserID) -> String { "user:{\(id)}:push-tokens" }
     /// String: the user a device token belongs to, so a device that changes account leaves the old one.
     public static func pushTokenOwner(_ token: String) -> String { "push-token:{\(token)}" }
-    /// Stream: push jobs waiting for delivery (`user`, `token`, `notification`, `payload`),
-    /// consumed by the ``pushWorkersGroup`` consumer group.
+    /// Stream: APNs push jobs waiting for delivery (`user`, `token`, `notification`, `platform`,
+    /// `payload`), consumed by the ``pushWorkersGroup`` consumer group.
     public static let pushOutbox = "push:{outbox}"
+    /// Stream: the push jobs of one platform: ``pushOutbox`` for `ios` (APNs), `push:{outbox}:fcm`
+    /// for `fcm`. A stream per platform, so that a node without a platform's credentials never
+    /// takes its jobs, which wait for a node that has them.
+    public static func pushOutbox(for platform: String) -> String {
+        platform == "ios" ? pushOutbox : "\(pushOutbox):\(platform)"
+    }
     /// Stream: push jobs given up on (the job's fields plus `reason` and `attempts`).
     public static let pushDeadLetters = "push:{outbox}:dead"
-    /// The consumer group of the gateway nodes' push workers on ``pushOutbox``.
+    /// The consumer group of the gateway nodes' push workers on each ``pushOutbox(for:)``.
     public static let pushWorkersGroup = "push-workers"
 }

@@ -3,8 +3,9 @@
 -- KEYS[1] user hash, KEYS[2] notifications sorted set, KEYS[3] notification data hash,
 -- KEYS[4] unread set, KEYS[5] push tokens hash, KEYS[6] user channel
 -- ARGV[1] notification id, ARGV[2] notification JSON (read: false), ARGV[3] notifications kept
--- Returns { unread count, device token, device token, ... }: the caller enqueues the push jobs in
--- the shared outbox, which lives in another slot than the user's keys (Redis Cluster).
+-- Returns { unread count, device token, its record JSON, device token, its record JSON, ... }: the
+-- caller enqueues the push jobs in the shared outboxes (one per platform, named in the record),
+-- which live in another slot than the user's keys (Redis Cluster).
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
     error({ err = 'NOT_FOUND user not found' })
@@ -28,6 +29,6 @@ local unread = redis.call('SCARD', KEYS[4])
 redis.call('SPUBLISH', KEYS[6], '- 42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
 redis.call('SPUBLISH', KEYS[6], '- 42["badge:updated",{"unreadCount":' .. unread .. '}]')
 
-local reply = redis.call('HKEYS', KEYS[5])
+local reply = redis.call('HGETALL', KEYS[5])
 table.insert(reply, 1, unread)
 return reply

@@ -1,4 +1,5 @@
 import APNs
+import FCM
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -49,7 +50,7 @@ public struct Gateway: Sendable {
         let notifications = NotificationStore(redis: redis, keptPerUser: settings.notifications.keptPerUser)
         let notifier = Notifier(notifications: notifications, logger: logger.with(label: "notifications"))
         let pushTokens = PushTokenStore(redis: redis)
-        let pushWorker = try makePushWorker(redis: redis, tokens: pushTokens)
+        let pushWorkers = try makePushWorkers(redis: redis, tokens: pushTokens)
         let presence = PresenceKeeper(
             store: PresenceStore(redis: redis, lifetime: settings.presenceLifetime, eventsKept: settings.roomStreamLength),
             sockets: UserSocketStore(redis: redis, lifetime: settings.presenceLifetime),
@@ -145,10 +146,14 @@ public struct Gateway: Sendable {
         // Services added here start before the server and stop after it, so in-flight requests
         // can still reach Redis while the server drains.
         app.addServices(redis, hub, presence, heartbeat)
-        if let pushWorker {
-            app.addServices(pushWorker)
-        } else {
-            logger.notice("push delivery is off (no apns settings): push jobs wait in \(RedisKeys.pushOutbox)")
+        for worker in pushWorkers {
+            app.addServices(worker)
+        }
+        if settings.notifications.apns == nil {
+            logger.notice("APNs delivery is off (no apns settings): ios push jobs wait in \(RedisKeys.pushOutbox(for: PushToken.ios))")
+        }
+        if settings.notifications.fcm == nil {
+            logger.notice("FCM delivery is off (no fcm settings): fcm push jobs wait in \(RedisKeys.pushOutbox(for: PushToken.fcm))")
         }
         // SIGTERM drains: the server stops accepting, sockets are told to reconnect elsewhere (1001)
         // while mutations under way finish; past the drain timeout what is left is cancelled.
@@ -159,9 +164,21 @@ public struct Gateway: Sendable {
         try await ServiceGroup(configuration: group).run()
     }
 
-    /// The push worker when APNs is configured; `nil` leaves jobs in the outbox.
+    /// A push worker per platform whose service is configured; a platform without one leaves its
+    /// jobs in its outbox.
     /// - Throws: ``ConfigurationError`` for an unreadable key or a bad endpoint.
-    private func makePushWorker(redis: RedisClient, tokens: PushTokenStore) throws(ConfigurationError) -> PushWorker? {
+    private func makePushWorkers(redis: RedisClient, tokens: PushTokenStore) throws(ConfigurationError) -> [PushWorker] {
+        let senders = [try makeAPNsSender(), try makeFCMSender()].compactMap { $0 }
+        return senders.map { platform, sender, requestTimeout in
+            PushWorker(
+                outbox: PushOutbox(redis: redis, platform: platform), tokens: tokens, sender: sender, settings: settings.notifications.push,
+                requestTimeout: requestTimeout, consumer: "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)",
+                logger: logger.with(label: "push")
+            )
+        }
+    }
+
+    private func makeAPNsSender() throws(ConfigurationError) -> (String, any PushSender, Duration)? {
         guard let apns = settings.notifications.apns else { return nil }
         let endpoint: APNsEndpoint
         let key: APNsSigningKey
@@ -186,11 +203,34 @@ public struct Gateway: Sendable {
             ),
             logger: logger.with(label: "apns")
         )
-        return PushWorker(
-            outbox: PushOutbox(redis: redis), tokens: tokens, apns: client, settings: settings.notifications.push,
-            requestTimeout: apns.requestTimeout, consumer: "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)",
-            logger: logger.with(label: "push")
-        )
+        return (PushToken.ios, APNsPushSender(client: client), apns.requestTimeout)
+    }
+
+    private func makeFCMSender() throws(ConfigurationError) -> (String, any PushSender, Duration)? {
+        guard let fcm = settings.notifications.fcm else { return nil }
+        let account: FCMServiceAccount
+        do {
+            account = try FCMServiceAccount(contentsOfFile: fcm.serviceAccountPath)
+        } catch {
+            throw ConfigurationError(key: GatewaySettings.Key.fcmServiceAccountPath, reason: "\(error)")
+        }
+        // Each URL on its own, so the error names the setting that holds the bad one.
+        do {
+            _ = try FCMConfiguration(serviceAccount: account, endpointURL: fcm.endpoint, tokenURI: FCMConfiguration.productionURL)
+        } catch {
+            throw ConfigurationError(key: GatewaySettings.Key.fcmEndpoint, reason: "\(error)")
+        }
+        let configuration: FCMConfiguration
+        do {
+            configuration = try FCMConfiguration(
+                serviceAccount: account, endpointURL: fcm.endpoint, tokenURI: fcm.tokenURI, requestTimeout: fcm.requestTimeout
+            )
+        } catch {
+            // Without fcm.token_uri, the key file's token_uri is the bad one.
+            throw ConfigurationError(key: fcm.tokenURI == nil ? GatewaySettings.Key.fcmServiceAccountPath : GatewaySettings.Key.fcmTokenURI, reason: "\(error)")
+        }
+        let client = FCMClient(configuration: configuration, logger: logger.with(label: "fcm"))
+        return (PushToken.fcm, FCMPushSender(client: client), fcm.requestTimeout)
     }
 }
 

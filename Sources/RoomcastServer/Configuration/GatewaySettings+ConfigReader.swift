@@ -47,6 +47,10 @@ extension GatewaySettings {
         public static let apnsTopic = "apns.topic"
         public static let apnsEndpoint = "apns.endpoint"
         public static let apnsRequestTimeout = "apns.request_timeout_ms"
+        public static let fcmServiceAccountPath = "fcm.service_account_path"
+        public static let fcmEndpoint = "fcm.endpoint"
+        public static let fcmTokenURI = "fcm.token_uri"
+        public static let fcmRequestTimeout = "fcm.request_timeout_ms"
         public static let pushMaxAttempts = "push.max_attempts"
         public static let pushRetryDelay = "push.retry_delay_ms"
         public static let pushMaxRetryDelay = "push.max_retry_delay_ms"
@@ -189,6 +193,7 @@ extension GatewaySettings {
             }
             notifications.apns = apns
         }
+        try readFCM(reader)
         var push = notifications.push
         push.maxAttempts = try Self.integer(reader, Key.pushMaxAttempts, in: 1...100) ?? push.maxAttempts
         if let milliseconds = try Self.integer(reader, Key.pushRetryDelay, in: 10...3_600_000) {
@@ -202,6 +207,21 @@ extension GatewaySettings {
         }
         push.batchSize = try Self.integer(reader, Key.pushBatchSize, in: 1...1_000) ?? push.batchSize
         notifications.push = push
+    }
+
+    private mutating func readFCM(_ reader: ConfigReader) throws(ConfigurationError) {
+        func text(_ key: String) -> String? {
+            reader.string(forKey: Self.configKey(key)).flatMap { $0.isEmpty ? nil : $0 }
+        }
+        // As with apns: the endpoint settings alone do not turn FCM on.
+        guard let path = text(Key.fcmServiceAccountPath) else { return }
+        var fcm = FCMSettings(serviceAccountPath: path)
+        if let endpoint = text(Key.fcmEndpoint) { fcm.endpoint = endpoint }
+        fcm.tokenURI = text(Key.fcmTokenURI)
+        if let milliseconds = try Self.integer(reader, Key.fcmRequestTimeout, in: 100...600_000) {
+            fcm.requestTimeout = .milliseconds(milliseconds)
+        }
+        notifications.fcm = fcm
     }
 
     /// Checks what serving needs beyond valid values: a JWT secret.

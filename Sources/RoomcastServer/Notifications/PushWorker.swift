@@ -1,18 +1,18 @@
-import APNs
 import Logging
 import NIOCore
 import RoomcastCore
 import ServiceLifecycle
 
-/// Delivers push jobs from the outbox to APNs. Every node runs one; the outbox's consumer group
-/// hands each job to one of them, and a job a worker could not finish (failed send, dead node)
+/// Delivers push jobs from one platform's outbox through its push service (``PushSender``: APNs
+/// for `ios`, FCM for `fcm`). Every node runs one per platform it has credentials for; the
+/// outbox's consumer group hands each job to one of them, and a job a worker could not finish (failed send, dead node)
 /// is claimed again after a back-off that doubles per attempt, until it succeeds or goes to the
-/// dead-letter stream. Delivery is at least once: a node that dies after APNs accepted a push
+/// dead-letter stream. Delivery is at least once: a node that dies after the service accepted a push
 /// but before acknowledging it leaves the job to be sent again.
 final class PushWorker: Service, Sendable {
     private let outbox: PushOutbox
     private let tokens: PushTokenStore
-    private let apns: APNsClient
+    private let sender: any PushSender
     private let settings: PushSettings
     /// A job is never claimed from a worker sooner than this, so a send still in flight is not
     /// duplicated by another node.
@@ -20,10 +20,13 @@ final class PushWorker: Service, Sendable {
     private let consumer: String
     private let logger: Logger
 
-    init(outbox: PushOutbox, tokens: PushTokenStore, apns: APNsClient, settings: PushSettings, requestTimeout: Duration, consumer: String, logger: Logger) {
+    init(
+        outbox: PushOutbox, tokens: PushTokenStore, sender: any PushSender, settings: PushSettings, requestTimeout: Duration, consumer: String,
+        logger: Logger
+    ) {
         self.outbox = outbox
         self.tokens = tokens
-        self.apns = apns
+        self.sender = sender
         self.settings = settings
         // Twice the request timeout (at least a second more): a busy node may start a send late.
         self.inFlightAllowance = max(requestTimeout * 2, requestTimeout + .seconds(1))
@@ -61,7 +64,7 @@ final class PushWorker: Service, Sendable {
             }
         }
         try? await outbox.retire(consumer)
-        await apns.shutdown()
+        await sender.shutdown()
     }
 
     /// Overdue retries first, then new jobs, at most a batch in all.
@@ -84,34 +87,25 @@ final class PushWorker: Service, Sendable {
     private func deliver(_ job: PushJob) async {
         // Its worker died during the last allowed attempt.
         guard job.deliveries <= settings.maxAttempts else {
-            await finish(job, failure: "no answer from APNs after \(job.deliveries - 1) attempts")
+            await finish(job, failure: "no answer from \(sender.service) after \(job.deliveries - 1) attempts")
             return
         }
-        let request = APNsRequest(deviceToken: job.token, payload: job.payload, collapseID: job.notification.isEmpty ? nil : job.notification)
-        let response: APNsResponse
-        do {
-            response = try await apns.send(request)
-        } catch {
-            await failed(job, reason: "\(error)")
-            return
-        }
-        switch response.status {
-        case 200:
+        switch await sender.send(job) {
+        case .delivered:
             await finish(job, failure: nil)
-        case 410:
+        case .unregistered(let unregisteredAt):
             // The app was removed or the token expired: stop sending to it.
             do {
-                try await tokens.removeUnregistered(job.token, for: job.user, unregisteredAt: response.timestamp.map(Int64.init))
+                try await tokens.removeUnregistered(job.token, for: job.user, unregisteredAt: unregisteredAt)
             } catch {
                 logger.warning("could not remove an unregistered device token", metadata: ["user": "\(job.user)", "error": "\(error)"])
             }
-            logger.info("device token unregistered by APNs, removed", metadata: ["user": "\(job.user)"])
+            logger.info("device token unregistered by \(sender.service), removed", metadata: ["user": "\(job.user)"])
             await finish(job, failure: nil, outcome: .unregistered)
-        case 429, 500...:
-            await failed(job, reason: Self.describe(response))
-        default:
-            // A request APNs refuses (bad token, bad topic, payload too large) fails the same way every time.
-            await finish(job, failure: "refused by APNs: " + Self.describe(response))
+        case .retry(let reason):
+            await failed(job, reason: reason)
+        case .refused(let reason):
+            await finish(job, failure: reason)
         }
     }
 
@@ -124,7 +118,9 @@ final class PushWorker: Service, Sendable {
         }
         logger.notice(
             "push attempt failed, will retry",
-            metadata: ["job": "\(job.id)", "user": "\(job.user)", "attempt": "\(job.deliveries)", "reason": "\(reason)"]
+            metadata: [
+                "job": "\(job.id)", "user": "\(job.user)", "platform": "\(outbox.platform)", "attempt": "\(job.deliveries)", "reason": "\(reason)",
+            ]
         )
         GatewayMetrics.pushJobs.increment(PushJobOutcome.retried.rawValue)
     }
@@ -141,9 +137,5 @@ final class PushWorker: Service, Sendable {
             // Still pending: claimed and sent again later (at least once).
             logger.warning("could not finish a push job", metadata: ["job": "\(job.id)", "error": "\(error)"])
         }
-    }
-
-    private static func describe(_ response: APNsResponse) -> String {
-        "status \(response.status)" + (response.reason.map { " \($0)" } ?? "")
     }
 }

@@ -28,7 +28,7 @@ struct PushTokenRoutes {
             guard try await tokens.remove(token, for: user) else {
                 throw RoomcastError(.notFound, "this device token is not registered for you")
             }
-            return APIResponse(RemovedToken(token: token.lowercased(), removed: true))
+            return APIResponse(RemovedToken(token: PushToken.normalized(token), removed: true))
         }
     }
 

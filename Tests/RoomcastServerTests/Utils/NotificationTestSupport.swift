@@ -95,22 +95,29 @@ enum NotificationAPI {
         return try await ElementSocketTests.rest("PUT", "/api/users/me/push-token", as: user, body: body.description, on: node)
     }
 
-    /// The tokens `GET /api/users/me/push-tokens` lists for `user`.
-    static func tokens(of user: TestUser, on node: GatewayProcess, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+    /// The tokens of `platform` that `GET /api/users/me/push-tokens` lists for `user`.
+    static func tokens(
+        of user: TestUser, platform: String = "ios", on node: GatewayProcess, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [String] {
         let response = try await ElementSocketTests.rest("GET", "/api/users/me/push-tokens", as: user, on: node)
         #expect(response.status == 200, "\(response.json)", sourceLocation: sourceLocation)
         let devices = try #require(response.json["data"].arrayValue, "\(response.json)", sourceLocation: sourceLocation)
         for device in devices {
             #expect(device.memberNames == ["token", "platform"], "\(device)", sourceLocation: sourceLocation)
-            #expect(device["platform"] == "ios", sourceLocation: sourceLocation)
+            #expect(["ios", "fcm"].contains(device["platform"].stringValue ?? ""), "\(device)", sourceLocation: sourceLocation)
         }
-        return devices.compactMap { $0["token"].stringValue }
+        return devices.filter { $0["platform"].stringValue == platform }.compactMap { $0["token"].stringValue }
     }
 
     /// A device token: 64 lowercase hex digits, distinct per `seed`.
     static func deviceToken(_ seed: Int) -> String {
         let hex = String(seed, radix: 16)
         return "a1b2" + String(repeating: "0", count: 60 - hex.count) + hex
+    }
+
+    /// An FCM registration token: `<instance id>:APA91b…`, mixed case, distinct per `seed`.
+    static func fcmToken(_ seed: Int) -> String {
+        "dXbcF\(seed):APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx" + String(repeating: "Zq_9", count: 30)
     }
 
     // MARK: Streams
@@ -132,10 +139,10 @@ enum NotificationAPI {
     }
 
     /// Jobs pending in the push workers' group (`XPENDING` summary count); 0 without the group.
-    static func pendingCount(_ redis: RedisClient) async throws -> Int {
+    static func pendingCount(_ redis: RedisClient, stream: String = outbox) async throws -> Int {
         let reply: RedisReply
         do {
-            reply = try await redis.send("XPENDING", outbox, "push-workers")
+            reply = try await redis.send("XPENDING", stream, "push-workers")
         } catch {
             // No worker ever created the group.
             if "\(error)".contains("NOGROUP") { return 0 }
@@ -146,6 +153,7 @@ enum NotificationAPI {
     }
 
     static let outbox = "push:{outbox}"
+    static let fcmOutbox = "push:{outbox}:fcm"
     static let deadLetters = "push:{outbox}:dead"
 }
 

@@ -1,14 +1,14 @@
 import Logging
-import NIOCore
-import NIOHPACK
+package import NIOCore
+package import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// One HTTP/2 connection to APNs; every request is a stream of its own, so any number of sends
-/// share it. It does not reconnect: ``APNsConnector`` replaces it once it is no longer usable.
-final class APNsConnection: Sendable {
+/// One HTTP/2 connection to a push service; every request is a stream of its own, so any number of sends
+/// share it. It does not reconnect: ``HTTP2Connector`` replaces it once it is no longer usable.
+package final class HTTP2Connection: Sendable {
     private let channel: any Channel
     private let multiplexer: NIOHTTP2Handler.AsyncStreamMultiplexer<Void>
     // Set on the event loop when GOAWAY arrives, read by the connector when it hands out the
@@ -23,15 +23,15 @@ final class APNsConnection: Sendable {
     /// Opens a connection: TCP, then TLS with ALPN `h2` when `tlsContext` is given, then the
     /// HTTP/2 preface. Everything must be done by `deadline`.
     static func connect(
-        to endpoint: APNsEndpoint,
+        to endpoint: HTTP2Endpoint,
         tlsContext: NIOSSLContext?,
         group: any EventLoopGroup,
         deadline: NIODeadline,
         logger: Logger
-    ) async throws(APNsError) -> APNsConnection {
+    ) async throws(HTTP2ClientError) -> HTTP2Connection {
         let remaining = deadline - .now()
-        guard remaining > .zero else { throw APNsError.timeout.with("no time left to connect to \(endpoint)") }
-        let connection: APNsConnection
+        guard remaining > .zero else { throw HTTP2ClientError.timeout.with("no time left to connect to \(endpoint)") }
+        let connection: HTTP2Connection
         let ready: EventLoopFuture<Void>
         do {
             (connection, ready) = try await ClientBootstrap(group: group)
@@ -44,19 +44,19 @@ final class APNsConnection: Sendable {
                 }
         } catch let error as ChannelError {
             if case .connectTimeout = error {
-                throw APNsError.timeout.with("connecting to \(endpoint) took too long", underlying: error)
+                throw HTTP2ClientError.timeout.with("connecting to \(endpoint) took too long", underlying: error)
             }
-            throw APNsError.connectionFailed.with("cannot connect to \(endpoint)", underlying: error)
+            throw HTTP2ClientError.connectionFailed.with("cannot connect to \(endpoint)", underlying: error)
         } catch {
-            throw APNsError.connectionFailed.with("cannot connect to \(endpoint)", underlying: error)
+            throw HTTP2ClientError.connectionFailed.with("cannot connect to \(endpoint)", underlying: error)
         }
         do {
             try await ready.get()
         } catch {
             await connection.close()
-            throw error as? APNsError ?? APNsError.connectionFailed.with("cannot connect to \(endpoint)", underlying: error)
+            throw error as? HTTP2ClientError ?? HTTP2ClientError.connectionFailed.with("cannot connect to \(endpoint)", underlying: error)
         }
-        logger.debug("connected to APNs", metadata: ["apns.endpoint": "\(endpoint)"])
+        logger.debug("connected", metadata: ["http2.endpoint": "\(endpoint)"])
         return connection
     }
 
@@ -64,11 +64,11 @@ final class APNsConnection: Sendable {
     /// requests (at once for h2c, after the TLS handshake otherwise).
     private static func configure(
         _ channel: any Channel,
-        endpoint: APNsEndpoint,
+        endpoint: HTTP2Endpoint,
         tlsContext: NIOSSLContext?,
         deadline: NIODeadline,
         logger: Logger
-    ) throws -> (APNsConnection, EventLoopFuture<Void>) {
+    ) throws -> (HTTP2Connection, EventLoopFuture<Void>) {
         let pipeline = channel.pipeline.syncOperations
         var ready = channel.eventLoop.makeSucceededVoidFuture()
         if let tlsContext {
@@ -77,7 +77,7 @@ final class APNsConnection: Sendable {
             try pipeline.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: isAddress ? nil : endpoint.host))
             let promise = channel.eventLoop.makePromise(of: Void.self)
             do {
-                try pipeline.addHandler(APNsTLSHandshakeHandler(endpoint: endpoint, deadline: deadline, promise: promise))
+                try pipeline.addHandler(HTTP2TLSHandshakeHandler(endpoint: endpoint, deadline: deadline, promise: promise))
             } catch {
                 promise.fail(error)
                 throw error
@@ -85,37 +85,37 @@ final class APNsConnection: Sendable {
             ready = promise.futureResult
         }
         var configuration = NIOHTTP2Handler.Configuration()
-        // APNs never pushes; saying so up front means no inbound stream can ever appear.
+        // Push services never push to us; saying so up front means no inbound stream can ever appear.
         configuration.connection.initialSettings = nioDefaultSettings + [HTTP2Setting(parameter: .enablePush, value: 0)]
         let multiplexer = try pipeline.configureAsyncHTTP2Pipeline(mode: .client, configuration: configuration) { stream in
             stream.eventLoop.makeSucceededVoidFuture()
         }
-        let connection = APNsConnection(channel: channel, multiplexer: multiplexer)
-        try pipeline.addHandler(APNsGoAwayHandler { [weak connection] errorCode in
+        let connection = HTTP2Connection(channel: channel, multiplexer: multiplexer)
+        try pipeline.addHandler(HTTP2GoAwayHandler { [weak connection] errorCode in
             connection?.goingAway.store(true, ordering: .relaxed)
-            logger.debug("APNs sent GOAWAY", metadata: ["apns.endpoint": "\(endpoint)", "http2.error": "\(errorCode)"])
+            logger.debug("the server sent GOAWAY", metadata: ["http2.endpoint": "\(endpoint)", "http2.error": "\(errorCode)"])
         })
         return (connection, ready)
     }
 
     /// True while new requests may use this connection: open, and not told to go away.
-    var isUsable: Bool {
+    package var isUsable: Bool {
         channel.isActive && !goingAway.load(ordering: .relaxed)
     }
 
     /// Completes when the connection has closed.
-    var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+    package var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
 
     /// Sends one request on a new stream and waits for the answer until `deadline`.
-    func send(headers: HPACKHeaders, body: ByteBuffer, deadline: NIODeadline) async throws(APNsError) -> APNsResponse {
-        let response: EventLoopFuture<APNsResponse>
+    package func send(headers: HPACKHeaders, body: ByteBuffer, deadline: NIODeadline) async throws(HTTP2ClientError) -> HTTP2Response {
+        let response: EventLoopFuture<HTTP2Response>
         do {
             response = try await multiplexer.openStream { stream in
                 stream.eventLoop.makeCompletedFuture {
-                    let promise = stream.eventLoop.makePromise(of: APNsResponse.self)
+                    let promise = stream.eventLoop.makePromise(of: HTTP2Response.self)
                     do {
                         try stream.pipeline.syncOperations.addHandler(
-                            APNsStreamHandler(headers: headers, body: body, deadline: deadline, promise: promise)
+                            HTTP2StreamHandler(headers: headers, body: body, deadline: deadline, promise: promise)
                         )
                     } catch {
                         promise.fail(error)
@@ -125,19 +125,19 @@ final class APNsConnection: Sendable {
                 }
             }
         } catch {
-            throw APNsError.connectionClosed.with("cannot open a stream on the connection", underlying: error)
+            throw HTTP2ClientError.connectionClosed.with("cannot open a stream on the connection", underlying: error)
         }
         do {
             return try await response.get()
-        } catch let error as APNsError {
+        } catch let error as HTTP2ClientError {
             throw error
         } catch {
-            throw APNsError.connectionClosed.with("the stream failed", underlying: error)
+            throw HTTP2ClientError.connectionClosed.with("the stream failed", underlying: error)
         }
     }
 
-    /// Closes the connection; requests still in flight fail with ``APNsError/connectionClosed``.
-    func close() async {
+    /// Closes the connection; requests still in flight fail with ``HTTP2ClientError/connectionClosed``.
+    package func close() async {
         try? await channel.close()
     }
 }

@@ -1,11 +1,11 @@
 public import NIOCore
 import NIOHPACK
 
-/// One request that reached a ``LocalAPNsServer``, as the server read it.
-public struct APNsRecordedRequest: Sendable {
+/// One request that reached a ``LocalHTTP2Server``, as the server read it.
+public struct HTTP2RecordedRequest: Sendable {
     /// `:method`.
     public var method: String
-    /// `:path`, e.g. `/3/device/<token>`.
+    /// `:path`, e.g. `/3/device/<token>` or `/v1/projects/<project>/messages:send`.
     public var path: String
     /// `:authority`, when the client sent one.
     public var authority: String?
@@ -26,3 +26,6 @@ public struct APNsRecordedRequest: Sendable {
         self.body = body
     }
 }
+
+/// A request to the APNs stand-in.
+public typealias APNsRecordedRequest = HTTP2RecordedRequest

@@ -1,9 +1,9 @@
 import NIOCore
 import NIOHTTP2
 
-/// Watches the connection's own frames (stream 0) for GOAWAY: APNs sends one before it closes a
+/// Watches the connection's own frames (stream 0) for GOAWAY: push services send one before closing a
 /// connection, and streams opened after it would fail, so the connection is retired at once.
-final class APNsGoAwayHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class HTTP2GoAwayHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
 
     private let onGoAway: @Sendable (HTTP2ErrorCode) -> Void

@@ -1,9 +1,0 @@
-import NIOCore
-
-extension TimeAmount {
-    /// The same span in NIO's unit, for timers and connect timeouts.
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
