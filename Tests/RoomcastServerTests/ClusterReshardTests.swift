@@ -13,8 +13,13 @@ struct ClusterReshardTests {
 
     @Test("slots of live rooms move during traffic: no acknowledged event is lost or repeated, and the channels follow their slots")
     func reshardDuringTraffic() async throws {
-        try await TwoNodeCluster.with(mode: .cluster) { cluster in try await Self.reshardScenario(cluster) }
+        try await TwoNodeCluster.with(mode: .cluster, environment: Self.unlimitedEvents) { cluster in try await Self.reshardScenario(cluster) }
     }
+
+    /// The per-socket event budget lifted: the sender is paced only by ack round trips, so a fast
+    /// machine would exceed the default 50 events a second (burst 100) and get `rate_limited`,
+    /// which this test is not about (SocketLimitTests is).
+    static let unlimitedEvents = ["ROOMCAST_SOCKET_EVENTS_PER_SECOND": "1000000", "ROOMCAST_SOCKET_EVENT_BURST": "1000000"]
 
     static func reshardScenario(_ cluster: TwoNodeCluster) async throws {
         let redis = try #require(cluster.redis.cluster)
