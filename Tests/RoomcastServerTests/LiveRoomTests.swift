@@ -26,7 +26,7 @@ struct LiveRoomTests {
         return ack["data"]
     }
 
-    static func event(_ socket: SocketIOTestClient, _ name: String, timeout: Duration = .seconds(10)) async throws -> JSONValue {
+    static func event(_ socket: SocketIOTestClient, _ name: String, timeout: Duration = .seconds(30)) async throws -> JSONValue {
         try JSONValue(try await socket.nextEvent(name, timeout: timeout))
     }
 
@@ -95,7 +95,7 @@ struct LiveRoomTests {
     /// Waits for the next `room:presence` and checks it lists exactly `users`.
     @discardableResult
     static func expectPresence(
-        _ socket: SocketIOTestClient, _ room: String, _ users: [TestUser], timeout: Duration = .seconds(10),
+        _ socket: SocketIOTestClient, _ room: String, _ users: [TestUser], timeout: Duration = .seconds(30),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> JSONValue {
         let event = try await Self.event(socket, "room:presence", timeout: timeout)

@@ -42,7 +42,7 @@ public func withRedis<Result: Sendable>(
 }
 
 /// Polls until `condition` holds or the timeout passes; false when it never did.
-public func eventually(within timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+public func eventually(within timeout: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }

@@ -16,7 +16,7 @@ final class MessageInbox: Sendable {
 
     /// Waits until `condition` holds for the messages received so far and returns them.
     func wait(
-        within timeout: Duration = .seconds(10),
+        within timeout: Duration = .seconds(30),
         until condition: ([RedisPubSubMessage]) -> Bool
     ) async throws -> [RedisPubSubMessage] {
         let deadline = ContinuousClock.now + timeout
@@ -29,7 +29,7 @@ final class MessageInbox: Sendable {
     }
 
     /// Waits until at least `count` messages arrived on `channel` (all channels when `nil`).
-    func wait(for count: Int, on channel: String? = nil, within timeout: Duration = .seconds(10)) async throws -> [RedisPubSubMessage] {
+    func wait(for count: Int, on channel: String? = nil, within timeout: Duration = .seconds(30)) async throws -> [RedisPubSubMessage] {
         try await wait(within: timeout) { messages in
             messages.filter { channel == nil || $0.channel == channel }.count >= count
         }.filter { channel == nil || $0.channel == channel }
