@@ -97,7 +97,7 @@ struct RedisSubscriberTests {
                 try await subscriber.subscribe(["room:{first}"])
                 await server.stop()
                 _ = try await recorder.next { $0.isConnectionLost ? true : nil }
-                async let subscribed: Void = subscriber.subscribe(["room:{later}"], timeout: .seconds(10))
+                async let subscribed: Void = subscriber.subscribe(["room:{later}"], timeout: .seconds(30))
                 try await Task.sleep(for: .milliseconds(200))
                 try await server.start()
                 try await subscribed

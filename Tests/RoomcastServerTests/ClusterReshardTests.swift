@@ -69,7 +69,7 @@ struct ClusterReshardTests {
         try await redis.reshard(fromPort: source, toPort: target, slots: Self.movedSlots)
         let afterReshard = ackCount.load(ordering: .relaxed)
         #expect(afterReshard > beforeReshard, "no event was acknowledged while the slots moved")
-        #expect(try await eventually(within: .seconds(20)) { ackCount.load(ordering: .relaxed) >= afterReshard + 20 })
+        #expect(try await eventually(within: .seconds(30)) { ackCount.load(ordering: .relaxed) >= afterReshard + 20 })
         stop.store(true, ordering: .relaxed)
         await traffic.value
 
@@ -87,7 +87,7 @@ struct ClusterReshardTests {
             #expect(!ids.isEmpty)
             let stored = Set(try await ElementSocketTests.elements(cluster, room, as: bob).compactMap { $0["id"].stringValue })
             #expect(Set(ids).isSubset(of: stored), "room \(room) lost \(Set(ids).subtracting(stored))")
-            let delivered = try await eventually(within: .seconds(15)) {
+            let delivered = try await eventually(within: .seconds(30)) {
                 try await Self.createdIDs(bobSocket, in: room) == ids
             }
             let received = try await Self.createdIDs(bobSocket, in: room)

@@ -7,7 +7,7 @@ import Testing
 @Suite("Notifications in realtime: badges on every socket, hearts and new rooms", .serialized)
 struct NotificationRealtimeTests {
     static func event(_ socket: SocketIOTestClient, _ name: String) async throws -> JSONValue {
-        try JSONValue(try await socket.nextEvent(name, timeout: .seconds(10)))
+        try JSONValue(try await socket.nextEvent(name, timeout: .seconds(30)))
     }
 
     /// The names of the notification events `socket` received so far, in order.

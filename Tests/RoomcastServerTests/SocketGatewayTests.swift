@@ -148,7 +148,7 @@ struct SocketGatewayTests {
         // Subscriptions come back; each node replays what its sockets missed from the room stream.
         _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+ssubscribe") }
         for socket in [bobSocket, aliceSocket] {
-            #expect(try await eventually(within: .seconds(15)) {
+            #expect(try await eventually(within: .seconds(30)) {
                 await socket.events(named: "message:new").count == 1
             })
             let ids = try await socket.events(named: "element:created").compactMap { try JSONValue($0)["element"]["id"].stringValue }
