@@ -116,11 +116,17 @@ struct NodeRegistryTests {
             // Connected before the clock matters: expiries are computed when a call starts.
             _ = try await redis.send("PING")
             let registry = NodeRegistry(redis: redis)
-            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .milliseconds(1_500))
-            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(30))
+            // The long-lived node first: only one call runs between the short heartbeat and the
+            // check that it counts, with a 3 s margin for a loaded machine.
+            let ttl = Duration.seconds(3)
+            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(60))
+            let clock = ContinuousClock()
+            let beat = clock.now
+            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: ttl)
             #expect(try await registry.liveNodes().count == 2)
-            try await Task.sleep(for: .milliseconds(1_800))
-            #expect(try await registry.node(Self.first) == nil)
+            // Gone once its TTL passed, not before (polled, so a slow machine only waits longer).
+            #expect(try await eventually(within: .seconds(30)) { try await registry.node(Self.first) == nil })
+            #expect(clock.now - beat >= ttl - .milliseconds(100), "gone after \(clock.now - beat)")
             #expect(try await registry.liveNodes().map(\.id) == [Self.second])
             let members = try await redis.send(RedisCommand("ZRANGE", RedisKeys.nodeRegistry, 0, -1), as: [String].self)
             #expect(members == ["node0002"])
