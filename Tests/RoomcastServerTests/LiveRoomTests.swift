@@ -534,7 +534,8 @@ struct LiveRoomTests {
                 }
                 let announced = await aliceSocket.events(named: "room:presence")
                 guard let last = announced.last else { return false }
-                return members.filter { $0.hasPrefix(bob.id + "|") }.count == 1 && (try JSONValue(last))["activeUserIds"] == both
+                let lastUsers = try JSONValue(last)["activeUserIds"]
+                return members.filter { $0.hasPrefix(bob.id + "|") }.count == 1 && lastUsers == both
             }
             let members = try await cluster.withRedis { redis in
                 try await redis.send(RedisCommand("ZRANGE", "room:{\(room)}:presence", 0, -1), as: [String].self)
