@@ -133,7 +133,7 @@ struct PushWorkerTests {
                     #expect(created.unreadCount == index)
                     badges[try #require(created.notification["id"].stringValue)] = created.unreadCount
                 }
-                let delivered = try await eventually(within: .seconds(20)) {
+                let delivered = try await eventually(within: .seconds(30)) {
                     let sent = okTokens.map { Self.requests(server, for: $0).count }.reduce(0, +)
                     guard sent >= 6 else { return false }
                     return try await cluster.withRedis { redis in
@@ -270,7 +270,7 @@ struct PushWorkerTests {
 
                     survivor = try await GatewayProcess(arguments: arguments, environment: environment)
                     do {
-                        let delivered = try await eventually(within: .seconds(20)) {
+                        let delivered = try await eventually(within: .seconds(30)) {
                             guard server.recordedRequests().count >= 2 else { return false }
                             return try await withClient(try redis.configuration()) { client in
                                 let queued = try await NotificationAPI.length(client, NotificationAPI.outbox)
