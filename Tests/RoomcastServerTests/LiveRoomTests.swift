@@ -245,7 +245,9 @@ struct LiveRoomTests {
             #expect(unknown["error"]["code"] == "not_found")
             let invalid = try await bobSocket.emitWithAck("element:reaction:toggle", ["roomId": .string(room)])
             #expect(invalid["error"]["code"] == "invalid_payload")
-            // Nothing changed and nothing more was sent.
+            // Nothing changed and nothing more was sent (fenced: every room event up to a later
+            // message has reached Alice, whatever the machine's speed).
+            try await Fence.message(in: room, from: bobSocket, reaching: [aliceSocket])
             try await aliceSocket.expectNoEvent("element:reaction:added", within: .milliseconds(300))
             try await aliceSocket.expectNoEvent("element:reaction:removed", within: .milliseconds(10))
             #expect(try await ElementSocketTests.rest("GET", base, as: alice, on: cluster.node2).json["data"]["total"] == 1)

@@ -187,6 +187,7 @@ struct SocketLimitTests {
         #expect(try JSONValue(try await watcher.nextEvent("element:created"))["element"]["content"] == "12345")
         let update = try await socket.emitWithAck("element:update", ["roomId": .string(room), "elementId": .string(id), "updates": ["content": "123456"]])
         #expect(update["error"]["code"] == "invalid_payload")
+        try await Fence.message(in: room, from: socket, reaching: [watcher])
         try await watcher.expectNoEvent("element:updated", within: .milliseconds(300))
     }
 
