@@ -487,3 +487,14 @@ def with_text(text):
     """Matches a `message:new` payload carrying `text`."""
     return lambda payload: isinstance(payload, dict) and isinstance(payload.get("message"), dict) \
         and payload["message"].get("text") == text
+
+
+def fence(room_id, sender, *sockets):
+    """A fence for "nothing was sent" checks, so that they do not depend on machine speed: `sender`
+    sends a uniquely worded message into the room and this returns once each of `sockets` has it.
+    Every event of a room goes through the room's stream and reaches a socket in stream order, so
+    whatever the room published before the fence is in those sockets' logs by then."""
+    text = f"fence {uuid.uuid4().hex[:8]}"
+    assert ack_data(sender.call("message:send", {"roomId": room_id, "text": text}))["message"]["text"] == text
+    for socket_client in sockets:
+        socket_client.wait_for("message:new", with_text(text))
