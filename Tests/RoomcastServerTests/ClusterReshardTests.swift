@@ -91,7 +91,11 @@ struct ClusterReshardTests {
                 try await Self.createdIDs(bobSocket, in: room) == ids
             }
             let received = try await Self.createdIDs(bobSocket, in: room)
-            #expect(delivered, "room \(room): Bob got \(received.count) of \(ids.count), \(Set(received).count) distinct")
+            let firstDifference = received.indices.first { $0 < ids.count && received[$0] != ids[$0] }
+            let around = firstDifference.map { index in
+                "; first out of order at \(index): got \(received[max(0, index - 2)..<min(received.count, index + 3)].map { ids.firstIndex(of: $0) ?? -1 }) (ack positions)"
+            } ?? ""
+            #expect(delivered, "room \(room): Bob got \(received.count) of \(ids.count), \(Set(received).count) distinct\(around)")
         }
 
         // Both nodes are subscribed to every room's channel on the master that owns it now,
