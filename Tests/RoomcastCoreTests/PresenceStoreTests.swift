@@ -113,7 +113,7 @@ struct PresenceStoreTests {
                 let offsets = published.compactMap { $0.offset.flatMap(StreamOffset.init) }
                 #expect(offsets.count == 6)
                 #expect(zip(offsets, offsets.dropFirst()).allSatisfy { $0 < $1 })
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.count == 6)
             }
         }
@@ -145,7 +145,7 @@ struct PresenceStoreTests {
 
                 // A second refresh has nothing new to say.
                 try await f.store.refresh(f.room, members: [aliceMember])
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.count == 1)
             }
         }
@@ -226,7 +226,7 @@ struct PresenceStoreTests {
                 await expectRoomcastError(.forbidden) { try await f.store.join(f.room, user: f.eve.id, socket: "e1") }
                 #expect(try await redis.send(RedisCommand("EXISTS", f.presenceKey, RedisKeys.roomUnseenElements(f.room), RedisKeys.roomUnseenMessages(f.room)), as: Int.self) == 0)
                 #expect(try await LiveFixture.streamLength(redis, f.room) == 0)
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.isEmpty)
             }
         }
