@@ -19,11 +19,12 @@ public func testConfiguration(_ server: RedisServer, poolSize: Int = 2) throws -
     try testConfiguration(url: server.url, poolSize: poolSize)
 }
 
-/// A configuration for a test server or cluster at `url`, with short timeouts and backoff.
+/// A configuration for a test server or cluster at `url`, with short backoff and a command timeout
+/// (30 s) that a loaded 2-core machine running many private clusters at once stays within.
 public func testConfiguration(url: String, poolSize: Int = 2) throws -> RedisConfiguration {
     var configuration = try RedisConfiguration(url: url)
     configuration.poolSize = poolSize
-    configuration.commandTimeout = .seconds(5)
+    configuration.commandTimeout = .seconds(30)
     configuration.reconnectBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
     configuration.healthCheckInterval = .milliseconds(500)
     return configuration
