@@ -48,9 +48,10 @@ struct NodeRegistryTests {
         try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
             let before = Timestamp.now()
-            let written = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 3), ttl: .seconds(15))
+            // A TTL long against what a loaded machine adds between the write and the reads below.
+            let written = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 3), ttl: .seconds(60))
             #expect(written.updatedAt >= before)
-            #expect(written.expiresAt.milliseconds == written.updatedAt.milliseconds + 15_000)
+            #expect(written.expiresAt.milliseconds == written.updatedAt.milliseconds + 60_000)
 
             let fields = try await redis.send(RedisCommand("HGETALL", RedisKeys.node(Self.first))).fields
             #expect(
@@ -60,7 +61,7 @@ struct NodeRegistryTests {
                 ]
             )
             let ttl = try await redis.send(RedisCommand("PTTL", RedisKeys.node(Self.first)), as: Int.self)
-            #expect((10_000...15_000).contains(ttl), "\(ttl)")
+            #expect((30_000...60_000).contains(ttl), "\(ttl)")
             let score = try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, "node0001"), as: String.self)
             #expect(Int64(score) == written.expiresAt.milliseconds)
 
@@ -71,7 +72,7 @@ struct NodeRegistryTests {
             #expect(read.startedAt == Timestamp(milliseconds: 1_700_000_000_000))
             #expect(read.updatedAt == written.updatedAt)
             // Read back from PTTL and the reader's clock: a loaded machine adds seconds between the two.
-            #expect(abs(read.expiresAt.milliseconds - written.expiresAt.milliseconds) < 5_000)
+            #expect(abs(read.expiresAt.milliseconds - written.expiresAt.milliseconds) < 30_000)
             #expect(try await registry.node(Self.second) == nil)
         }
     }
