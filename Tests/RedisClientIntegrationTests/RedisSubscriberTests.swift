@@ -81,8 +81,9 @@ struct RedisSubscriberTests {
         try await RedisServer.with { server in
             try await withSubscriber(server) { subscriber, recorder, publisher in
                 try await subscriber.subscribe(["room:{h}"])
-                // Redis stops answering for 2 s: the PING health check (every 0.5 s) gives up.
-                async let pause = publisher.send(RedisCommand("CLIENT", "PAUSE", "2000", "ALL"), timeout: .seconds(5))
+                // Redis stops answering for 4 s: the PING health check (every 0.5 s, 0.5 s to
+                // answer) gives up, even on a loaded machine that runs it seconds late.
+                async let pause = publisher.send(RedisCommand("CLIENT", "PAUSE", "4000", "ALL"), timeout: .seconds(5))
                 _ = try await pause
                 _ = try await recorder.next { $0.isConnectionLost ? true : nil }
                 #expect(try await recorder.next { $0.restoredChannels } == ["room:{h}"])
@@ -97,7 +98,7 @@ struct RedisSubscriberTests {
                 try await subscriber.subscribe(["room:{first}"])
                 await server.stop()
                 _ = try await recorder.next { $0.isConnectionLost ? true : nil }
-                async let subscribed: Void = subscriber.subscribe(["room:{later}"], timeout: .seconds(10))
+                async let subscribed: Void = subscriber.subscribe(["room:{later}"], timeout: .seconds(30))
                 try await Task.sleep(for: .milliseconds(200))
                 try await server.start()
                 try await subscribed

@@ -442,7 +442,7 @@ struct ElementStoreTests {
                 // The next event published is the next real change: nothing came in between.
                 #expect(try await f.store.bringToFront(b.id, by: f.alice.id, in: f.room) == 5)
                 let events = try await Self.waitForEvents(inbox, 5)
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.count == 5)
                 event = try #require(events.last)
                 #expect(event.payload["elementId"].stringValue == b.id.rawValue)
@@ -629,7 +629,7 @@ struct ElementStoreTests {
                 #expect(try await Self.streamLength(redis, f.room) == length)
                 #expect(try await Self.roomFields(redis, f.room) == before)
                 #expect(try await redis.send("HGETALL", RedisKeys.element(element.id, in: f.room)).fields == hashBefore)
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.isEmpty)
             }
         }
@@ -691,7 +691,7 @@ struct ElementStoreTests {
 
                 // Exactly one event per move, in stream order, each taking the next zIndex.
                 let events = try await Self.waitForEvents(inbox, moves)
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.count == moves)
                 #expect(events.map(\.offset) == stream.map(\.id))
                 #expect(events.allSatisfy { $0.name == "element:z-index-changed" && $0.payload["roomId"].stringValue == room.rawValue })

@@ -113,7 +113,7 @@ struct PresenceStoreTests {
                 let offsets = published.compactMap { $0.offset.flatMap(StreamOffset.init) }
                 #expect(offsets.count == 6)
                 #expect(zip(offsets, offsets.dropFirst()).allSatisfy { $0 < $1 })
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.count == 6)
             }
         }
@@ -145,7 +145,7 @@ struct PresenceStoreTests {
 
                 // A second refresh has nothing new to say.
                 try await f.store.refresh(f.room, members: [aliceMember])
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.count == 1)
             }
         }
@@ -180,20 +180,25 @@ struct PresenceStoreTests {
     func realExpiry() async throws {
         try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
-            // Wide margins: a loaded machine may stall one step for most of a second.
-            let shortLived = PresenceStore(redis: redis, lifetime: .seconds(2))
+            // Wide margins: a loaded machine may stall one step for seconds. Each "still there"
+            // check runs at least 3 s before the expiry it checks against.
+            let lifetime = Duration.seconds(5)
+            let shortLived = PresenceStore(redis: redis, lifetime: lifetime)
             try await f.store.join(f.room, user: f.alice.id, socket: "a1")
             try await shortLived.join(f.room, user: f.bob.id, socket: "b1")
             #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id, f.bob.id].sorted())
             try await withSubscriber(server, to: [f.channel]) { inbox in
-                // Refreshed in time: still there.
+                // Refreshed in time: still there past the joining's expiry.
                 try await Task.sleep(for: .milliseconds(200))
-                try await shortLived.refresh(f.room, members: [PresenceStore.member(user: f.bob.id, socket: "b1")])
+                let clock = ContinuousClock()
+                let refreshed = clock.now
+                #expect(try await shortLived.refresh(f.room, members: [PresenceStore.member(user: f.bob.id, socket: "b1")]).isEmpty)
                 try await Task.sleep(for: .milliseconds(1_000))
                 #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id, f.bob.id].sorted())
-                // Not refreshed: gone.
-                try await Task.sleep(for: .milliseconds(1_500))
-                #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id])
+                // Not refreshed: gone once the lifetime passed since the refresh, not before
+                // (polled, so a slow machine only waits longer).
+                #expect(try await eventually(within: .seconds(30)) { try await f.store.presentUsers(in: f.room) == [f.alice.id] })
+                #expect(clock.now - refreshed >= lifetime - .milliseconds(100), "gone after \(clock.now - refreshed)")
                 try await f.store.refresh(f.room, members: [PresenceStore.member(user: f.alice.id, socket: "a1")])
                 try Self.expectPresence(try await inbox.publications(1)[0], f.room, [f.alice])
             }
@@ -221,7 +226,7 @@ struct PresenceStoreTests {
                 await expectRoomcastError(.forbidden) { try await f.store.join(f.room, user: f.eve.id, socket: "e1") }
                 #expect(try await redis.send(RedisCommand("EXISTS", f.presenceKey, RedisKeys.roomUnseenElements(f.room), RedisKeys.roomUnseenMessages(f.room)), as: Int.self) == 0)
                 #expect(try await LiveFixture.streamLength(redis, f.room) == 0)
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.isEmpty)
             }
         }

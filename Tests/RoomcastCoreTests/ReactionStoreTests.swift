@@ -428,7 +428,7 @@ struct ReactionStoreTests {
                 #expect(try await LiveFixture.streamLength(redis, f.room) == length)
                 #expect(try await redis.send(RedisCommand("EXISTS", f.reactionsKey), as: Int.self) == 0)
                 #expect(try await server.keys(matching: "room:{\(f.room)}:element:*:reactions") == [])
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.isEmpty)
             }
         }

@@ -90,7 +90,7 @@ struct UnseenCountTests {
                 #expect(Set(last.values.map { $0["elementCount"] }) == [2])
 
                 // Eve, in no shared room, got nothing.
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: f.userChannels)
                 #expect(try inbox.publications(on: RedisKeys.userChannel(f.eve.id)).isEmpty)
             }
         }
@@ -146,7 +146,7 @@ struct UnseenCountTests {
                     )
                 }
                 #expect(try Self.globalEvents(inbox, for: f.alice).map(\.name) == ["element:deleted:global", "room:cleared:global"])
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: f.userChannels)
                 #expect(try inbox.publications(on: RedisKeys.userChannel(f.eve.id)).isEmpty)
             }
         }
@@ -217,7 +217,7 @@ struct UnseenCountTests {
                 await expectRoomcastError(.notFound) { try await f.elements.delete(.random(), by: f.alice.id, in: f.room) }
                 await expectRoomcastError(.forbidden) { try await f.elements.clear(f.room, by: f.eve.id) }
                 #expect(try await redis.send(RedisCommand("EXISTS", f.unseenKey), as: Int.self) == 0)
-                try await Task.sleep(for: .milliseconds(100))
+                try await inbox.fence(redis, on: f.userChannels)
                 #expect(inbox.received.isEmpty)
             }
         }

@@ -244,6 +244,8 @@ struct ElementSocketTests {
             // Already on top: same ack, no event for anyone.
             let again = try await bobSocket.emitWithAck("element:bring-to-front", ["roomId": .string(room), "elementId": .string(firstID)])
             #expect(again == ["data": ["elementId": .string(firstID), "zIndex": 5]])
+            // Fenced: every room event up to a later message has arrived, whatever the machine's speed.
+            try await Fence.message(in: room, from: bobSocket, reaching: [aliceSocket, bobSocket])
             try await aliceSocket.expectNoEvent("element:z-index-changed", within: .milliseconds(300))
             try await bobSocket.expectNoEvent("element:z-index-changed", within: .milliseconds(50))
 
@@ -391,7 +393,9 @@ struct ElementSocketTests {
             expectError(try await Self.rest("PATCH", "\(base)/\(otherID)", as: alice, body: #"{"zIndex":99}"#, on: cluster.node1), 400, "invalid_payload", naming: "zIndex")
             expectError(try await Self.rest("GET", base, as: nil, on: cluster.node1), 401, "unauthorized")
             expectError(try await Self.rest("POST", base, as: nil, body: #"{"type":"note","positionX":0,"positionY":0,"width":1,"height":1}"#, on: cluster.node1), 401, "unauthorized")
-            // Nothing of that reached the sockets or the stack.
+            // Nothing of that reached the sockets or the stack (fenced: every room event up to a
+            // later message has arrived, whatever the machine's speed).
+            try await Fence.message(in: room, from: aliceSocket, reaching: [bobSocket])
             try await bobSocket.expectNoEvent("element:created", within: .milliseconds(300))
             try await bobSocket.expectNoEvent("element:updated", within: .milliseconds(10))
             #expect(try await Self.elements(cluster, room, as: alice).map { $0["zIndex"] } == [2])
@@ -826,6 +830,7 @@ struct ElementSocketTests {
 
             // Nothing was changed and the connection still works.
             #expect(try await Self.elements(cluster, room, as: alice) == [element])
+            try await Fence.message(in: room, from: socket, reaching: [socket])
             try await socket.expectNoEvent("element:created", within: .milliseconds(200))
             try await socket.expectNoEvent("element:updated", within: .milliseconds(5))
             try await socket.expectNoEvent("element:transformed", within: .milliseconds(5))
@@ -859,6 +864,9 @@ struct ElementSocketTests {
             _ = try await socket.emitWithAck("element:delete", ["roomId": .string(room), "elementId": first["id"]])
             let again = try await Self.create(socket, room)
             #expect(again["zIndex"] == 3)
+            // Room events arrive in order: the watcher's next element:created is this one, not a
+            // late one for the refused create (however slow the machine was above).
+            #expect(try JSONValue(try await watcher.nextEvent("element:created"))["element"]["id"] == again["id"])
         }
     }
 }

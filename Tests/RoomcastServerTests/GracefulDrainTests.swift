@@ -43,18 +43,19 @@ struct GracefulDrainTests {
 
             // Creates in flight while the node is told to stop.
             let acked = try await Self.createWhileStopping(aliceSocket, room: room, node: cluster.node1)
-            let closeCode = try await aliceSocket.waitForClose(timeout: .seconds(10))
+            let closeCode = try await aliceSocket.waitForClose(timeout: .seconds(30))
             // Ours says 1001 (going away); the WebSocket layer's own shutdown handler may get its 1000
             // out first. Either way the client sees a server close and reconnects.
             #expect(closeCode == 1001 || closeCode == 1000, "close code \(String(describing: closeCode))")
-            #expect(await cluster.node1.process.exitStatus(timeout: .seconds(10)) == 0)
+            // Within the 5 s drain timeout, with a wide margin for a loaded machine.
+            #expect(await cluster.node1.process.exitStatus(timeout: .seconds(20)) == 0)
             // Nothing listens on the drained node any more.
             #expect((try? await HTTPTestClient.request("GET", port: cluster.node1.port, path: "/healthz")) == nil)
 
             // Everything acknowledged is stored, and the other node's socket got it.
             let stored = Set(try await ElementSocketTests.elements(cluster, room, as: bob, on: cluster.node2).compactMap { $0["id"].stringValue })
             #expect(Set(acked).isSubset(of: stored), "acknowledged \(acked.count), stored \(stored.count)")
-            #expect(try await eventually(within: .seconds(10)) {
+            #expect(try await eventually(within: .seconds(30)) {
                 let seen = Set(try await bobSocket.events(named: "element:created").compactMap { try JSONValue($0)["element"]["id"].stringValue })
                 return stored.isSubset(of: seen)
             })
@@ -65,7 +66,7 @@ struct GracefulDrainTests {
             let ack = try await again.emitWithAck("room:join", ["roomId": .string(room), "since": .string(lastSeen)])
             #expect(ack["data"]["recovered"] == true)
             let seenBefore = Set(try await aliceSocket.events(named: "element:created").compactMap { try JSONValue($0)["element"]["id"].stringValue })
-            #expect(try await eventually(within: .seconds(10)) {
+            #expect(try await eventually(within: .seconds(30)) {
                 let replayed = Set(try await again.events(named: "element:created").compactMap { try JSONValue($0)["element"]["id"].stringValue })
                 return seenBefore.union(replayed) == stored
             })
@@ -90,8 +91,8 @@ struct GracefulDrainTests {
         )
 
         let acked = try await Self.createWhileStopping(aliceSocket, room: room, node: cluster.node1, signal: SIGKILL)
-        #expect(await cluster.node1.process.exitStatus(timeout: .seconds(10)) == 128 + SIGKILL)
-        _ = try? await aliceSocket.waitForClose(timeout: .seconds(10))
+        #expect(await cluster.node1.process.exitStatus(timeout: .seconds(30)) == 128 + SIGKILL)
+        _ = try? await aliceSocket.waitForClose(timeout: .seconds(30))
 
         // Alice rejoins on the other node from the last offset she saw, and keeps creating there.
         let lastSeen = try await aliceSocket.events(named: "element:created").compactMap { try JSONValue($0)["offset"].stringValue }.last ?? batchOffset
@@ -101,7 +102,7 @@ struct GracefulDrainTests {
 
         let stored = Set(try await ElementSocketTests.elements(cluster, room, as: bob, on: cluster.node2).compactMap { $0["id"].stringValue })
         #expect(Set(acked).isSubset(of: stored), "every acknowledged element is in Redis")
-        #expect(try await eventually(within: .seconds(10)) {
+        #expect(try await eventually(within: .seconds(30)) {
             let before = try await Self.created(aliceSocket)
             let after = try await Self.created(again)
             let bobs = try await Self.created(bobSocket)

@@ -26,7 +26,7 @@ struct LiveRoomTests {
         return ack["data"]
     }
 
-    static func event(_ socket: SocketIOTestClient, _ name: String, timeout: Duration = .seconds(10)) async throws -> JSONValue {
+    static func event(_ socket: SocketIOTestClient, _ name: String, timeout: Duration = .seconds(30)) async throws -> JSONValue {
         try JSONValue(try await socket.nextEvent(name, timeout: timeout))
     }
 
@@ -95,7 +95,7 @@ struct LiveRoomTests {
     /// Waits for the next `room:presence` and checks it lists exactly `users`.
     @discardableResult
     static func expectPresence(
-        _ socket: SocketIOTestClient, _ room: String, _ users: [TestUser], timeout: Duration = .seconds(10),
+        _ socket: SocketIOTestClient, _ room: String, _ users: [TestUser], timeout: Duration = .seconds(30),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> JSONValue {
         let event = try await Self.event(socket, "room:presence", timeout: timeout)
@@ -245,7 +245,9 @@ struct LiveRoomTests {
             #expect(unknown["error"]["code"] == "not_found")
             let invalid = try await bobSocket.emitWithAck("element:reaction:toggle", ["roomId": .string(room)])
             #expect(invalid["error"]["code"] == "invalid_payload")
-            // Nothing changed and nothing more was sent.
+            // Nothing changed and nothing more was sent (fenced: every room event up to a later
+            // message has reached Alice, whatever the machine's speed).
+            try await Fence.message(in: room, from: bobSocket, reaching: [aliceSocket])
             try await aliceSocket.expectNoEvent("element:reaction:added", within: .milliseconds(300))
             try await aliceSocket.expectNoEvent("element:reaction:removed", within: .milliseconds(10))
             #expect(try await ElementSocketTests.rest("GET", base, as: alice, on: cluster.node2).json["data"]["total"] == 1)
@@ -523,20 +525,33 @@ struct LiveRoomTests {
                 _ = try await Self.join(bobSocket, room)
             }
             // Well past a lifetime: Bob's socket is still present, and the last word Alice got says so.
+            // The sleep only makes sure a lifetime passed; the state is then polled, as a loaded
+            // machine can stall a 200 ms refresh long enough for a member to lapse and be restored
+            // by its node's next refresh. A socket its node forgot never comes back.
             try await Task.sleep(for: .milliseconds(1_500))
+            let both = JSONValue.array([alice.id, bob.id].sorted().map(JSONValue.string))
+            let settled = try await eventually {
+                let members = try await cluster.withRedis { redis in
+                    try await redis.send(RedisCommand("ZRANGE", "room:{\(room)}:presence", 0, -1), as: [String].self)
+                }
+                let announced = await aliceSocket.events(named: "room:presence")
+                guard let last = announced.last else { return false }
+                let lastUsers = try JSONValue(last)["activeUserIds"]
+                return members.filter { $0.hasPrefix(bob.id + "|") }.count == 1 && lastUsers == both
+            }
             let members = try await cluster.withRedis { redis in
                 try await redis.send(RedisCommand("ZRANGE", "room:{\(room)}:presence", 0, -1), as: [String].self)
             }
-            #expect(members.filter { $0.hasPrefix(bob.id + "|") }.count == 1, "\(members)")
             let announced = await aliceSocket.events(named: "room:presence")
-            let lastAnnounced = try JSONValue(try #require(announced.last))
-            #expect(lastAnnounced["activeUserIds"] == .array([alice.id, bob.id].sorted().map(JSONValue.string)), "\(announced.suffix(3))")
+            #expect(settled, "members \(members); last announced \(announced.suffix(3))")
         }
     }
 
-    @Test("a crashed node's users leave presence: within ~2 s the other node's sockets get room:presence without them")
+    @Test("a crashed node's users leave presence: within a few lifetimes the other node's sockets get room:presence without them")
     func crashedNodePresenceExpires() async throws {
-        try await TwoNodeCluster.with(environment: ["ROOMCAST_PRESENCE_TTL_MS": "600"]) { cluster in
+        // 1.5 s, refreshed every 0.5 s: a loaded machine may stall a node's refresh for most of a
+        // second without a live member lapsing, which the quiet window below would report.
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_PRESENCE_TTL_MS": "1500"]) { cluster in
             let alice = try await cluster.register("alice")
             let bob = try await cluster.register("bob")
             let room = try await cluster.createRoom(by: alice, with: [bob])
@@ -547,13 +562,15 @@ struct LiveRoomTests {
             _ = try await Self.join(bobSocket, room)
             try await Self.expectPresence(aliceSocket, room, [alice, bob])
             // Refreshes keep both present well past one lifetime.
-            try await aliceSocket.expectNoEvent("room:presence", within: .milliseconds(1_500))
+            try await aliceSocket.expectNoEvent("room:presence", within: .milliseconds(3_000))
 
             let killed = ContinuousClock.now
             cluster.node2.process.signal(SIGKILL)
-            try await Self.expectPresence(aliceSocket, room, [alice], timeout: .milliseconds(2_500))
+            try await Self.expectPresence(aliceSocket, room, [alice], timeout: .seconds(15))
             let elapsed = ContinuousClock.now - killed
-            #expect(elapsed < .milliseconds(2_000), "took \(elapsed)")
+            // About one lifetime plus one refresh (2 s); four lifetimes leave room for a slow machine
+            // and still fail a node that waits for anything but the members' expiry.
+            #expect(elapsed < .milliseconds(6_000), "took \(elapsed)")
             // Bob, now away, counts unseen elements again.
             _ = try await Self.create(aliceSocket, room)
             #expect(try await cluster.withRedis { try await $0.send("HGET", "room:{\(room)}:unseen", bob.id) }.string == "1")

@@ -133,7 +133,7 @@ struct PushWorkerTests {
                     #expect(created.unreadCount == index)
                     badges[try #require(created.notification["id"].stringValue)] = created.unreadCount
                 }
-                let delivered = try await eventually(within: .seconds(20)) {
+                let delivered = try await eventually(within: .seconds(30)) {
                     let sent = okTokens.map { Self.requests(server, for: $0).count }.reduce(0, +)
                     guard sent >= 6 else { return false }
                     return try await cluster.withRedis { redis in
@@ -168,7 +168,7 @@ struct PushWorkerTests {
                 }
 
                 // 410: Bob's token is gone, the job finished after one request.
-                let unregistered = try await eventually(within: .seconds(15)) {
+                let unregistered = try await eventually(within: .seconds(30)) {
                     try await NotificationAPI.tokens(of: bob, on: cluster.node1).isEmpty
                 }
                 #expect(unregistered, "Bob's token is still registered")
@@ -256,7 +256,7 @@ struct PushWorkerTests {
                     let notification = try #require(created.notification["id"].stringValue)
 
                     // The node has the job in flight: the stub holds the request, the group lists it as the node's.
-                    #expect(try await eventually(within: .seconds(15)) { !server.recordedRequests().isEmpty })
+                    #expect(try await eventually(within: .seconds(30)) { !server.recordedRequests().isEmpty })
                     let pending = try await withClient(try redis.configuration()) { client in
                         try await client.send("XPENDING", NotificationAPI.outbox, "push-workers", "-", "+", 10)
                     }
@@ -265,12 +265,12 @@ struct PushWorkerTests {
                     }
                     #expect(entry[1].string?.hasSuffix("-\(first.process.pid)") == true, "consumer \(entry)")
                     first.process.signal(SIGKILL)
-                    #expect(await first.process.exitStatus(timeout: .seconds(10)) == 128 + SIGKILL)
+                    #expect(await first.process.exitStatus(timeout: .seconds(30)) == 128 + SIGKILL)
                     try? FileManager.default.removeItem(atPath: first.logPath)
 
                     survivor = try await GatewayProcess(arguments: arguments, environment: environment)
                     do {
-                        let delivered = try await eventually(within: .seconds(20)) {
+                        let delivered = try await eventually(within: .seconds(30)) {
                             guard server.recordedRequests().count >= 2 else { return false }
                             return try await withClient(try redis.configuration()) { client in
                                 let queued = try await NotificationAPI.length(client, NotificationAPI.outbox)

@@ -63,7 +63,7 @@ struct RecoveryTests {
             let ack = try await Self.join(second, room, since: .string(lastSeen))
             #expect(ack == ["data": ["roomId": .string(room), "recovered": true]])
             // The missed events come in stream order, then the join's own presence change.
-            #expect(try await eventually(within: .seconds(10)) { try await Self.roomEvents(second).filter { $0.payload["offset"].stringValue.map(expected.contains) == true }.count == expected.count })
+            #expect(try await eventually(within: .seconds(30)) { try await Self.roomEvents(second).filter { $0.payload["offset"].stringValue.map(expected.contains) == true }.count == expected.count })
             let replayed = try await Self.roomEvents(second)
             #expect(replayed.first?.name != "elements:batch")
             #expect(try await second.events(named: "elements:batch").isEmpty)

@@ -32,11 +32,11 @@ struct RedisOutageTests {
             let clock = ContinuousClock()
             let start = clock.now
             let refused = try await aliceSocket.emitWithAck(
-                "element:create", ["roomId": .string(room), "element": ElementSocketTests.note()], timeout: .seconds(15)
+                "element:create", ["roomId": .string(room), "element": ElementSocketTests.note()], timeout: .seconds(30)
             )
             #expect(refused["error"]["code"] == "unavailable", "\(refused)")
             #expect(clock.now - start < .seconds(10), "a clear answer, not a hang")
-            let message = try await bobSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "anyone?"], timeout: .seconds(15))
+            let message = try await bobSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "anyone?"], timeout: .seconds(30))
             #expect(message["error"]["code"] == "unavailable", "\(message)")
             let rest = try await ElementSocketTests.rest("GET", "/api/rooms/\(room)", as: alice, on: cluster.node2)
             #expect(rest.status == 503)
@@ -46,7 +46,7 @@ struct RedisOutageTests {
             #expect(try await HTTPTestClient.request("GET", port: cluster.node1.port, path: "/healthz").status == 200)
 
             try await cluster.redis.start()
-            #expect(try await eventually(within: .seconds(20)) {
+            #expect(try await eventually(within: .seconds(30)) {
                 let first = try await Self.readyStatus(cluster.node1)
                 let second = try await Self.readyStatus(cluster.node2)
                 return first == 200 && second == 200
@@ -54,13 +54,13 @@ struct RedisOutageTests {
             // The same sockets, never disconnected: subscriptions are back, the element made before
             // the outage is still there (AOF), and new events cross nodes again.
             let lastAck = Mutex<JSONValue>(.null)
-            let after = try await eventually(within: .seconds(20)) {
+            let after = try await eventually(within: .seconds(30)) {
                 let ack = try await aliceSocket.emitWithAck("element:create", ["roomId": .string(room), "element": ElementSocketTests.note(x: 5)])
                 lastAck.withLock { $0 = ack }
                 return ack["data"]["element"]["id"].stringValue != nil
             }
             #expect(after, "\(lastAck.withLock { $0 })")
-            let crossed = try await eventually(within: .seconds(20)) {
+            let crossed = try await eventually(within: .seconds(30)) {
                 await bobSocket.events(named: "element:created").count >= 2
             }
             guard crossed else {
@@ -70,7 +70,7 @@ struct RedisOutageTests {
             let elements = try await ElementSocketTests.elements(cluster, room, as: bob)
             #expect(elements.contains { $0["id"] == before["id"] })
             // Both users are present again, though their members expired during the outage.
-            #expect(try await eventually(within: .seconds(10)) {
+            #expect(try await eventually(within: .seconds(30)) {
                 try await Self.presentUsers(cluster, room) == [alice.id, bob.id]
             })
         }
@@ -106,7 +106,7 @@ struct RedisOutageTests {
                 }
             }
         }
-        #expect(try await eventually(within: .seconds(10)) { acked.withLock { $0.count } >= 10 })
+        #expect(try await eventually(within: .seconds(30)) { acked.withLock { $0.count } >= 10 })
         await cluster.redis.kill()
         try await Task.sleep(for: .milliseconds(500))
         try await cluster.redis.start()
@@ -126,7 +126,7 @@ struct RedisOutageTests {
         let aliceClosed = await aliceSocket.isClosed
         let bobClosed = await bobSocket.isClosed
         #expect(!aliceClosed && !bobClosed)
-        let converged = try await eventually(within: .seconds(15)) {
+        let converged = try await eventually(within: .seconds(30)) {
             let alices = try await GracefulDrainTests.created(aliceSocket)
             let bobs = try await GracefulDrainTests.created(bobSocket)
             return alices.ids == stored && bobs.ids == stored
@@ -144,7 +144,7 @@ struct RedisOutageTests {
         // With `appendfsync everysec` a crash can lose the last second, joins included: the nodes
         // put back the members of sockets they still hold.
         _ = try await cluster.withRedis { redis in try await redis.send("DEL", "room:{\(room)}:presence") }
-        #expect(try await eventually(within: .seconds(10)) { try await Self.presentUsers(cluster, room) == [alice.id, bob.id] })
+        #expect(try await eventually(within: .seconds(30)) { try await Self.presentUsers(cluster, room) == [alice.id, bob.id] })
     }
 
     /// The users with an unexpired member in the room's presence set.

@@ -148,7 +148,7 @@ struct SocketGatewayTests {
         // Subscriptions come back; each node replays what its sockets missed from the room stream.
         _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+ssubscribe") }
         for socket in [bobSocket, aliceSocket] {
-            #expect(try await eventually(within: .seconds(15)) {
+            #expect(try await eventually(within: .seconds(30)) {
                 await socket.events(named: "message:new").count == 1
             })
             let ids = try await socket.events(named: "element:created").compactMap { try JSONValue($0)["element"]["id"].stringValue }
@@ -226,6 +226,10 @@ struct SocketGatewayTests {
             #expect(event["room"]["id"].stringValue == room)
             #expect(event["room"]["participants"].arrayValue?.count == 2)
             try await aliceSocket.expectNoEvent("room:created", within: .milliseconds(300))
+            // Fenced, so that a slow machine cannot hide a late one: a room Bob creates next with
+            // Alice goes through the same user channel, after anything for the first room.
+            let second = try await cluster.createRoom(by: bob, with: [alice], on: cluster.node1)
+            #expect(try JSONValue(try await aliceSocket.nextEvent("room:created"))["room"]["id"].stringValue == second)
         }
     }
 
@@ -305,6 +309,8 @@ struct SocketGatewayTests {
             try await bobSocket.expectNoEvent("message:new", within: .milliseconds(200))
             let ok = try await bobSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "unaffected"])
             #expect(ok["data"]["message"]["text"] == "unaffected")
+            // Room events arrive in order: Bob's next message is his own, not a late one of Alice's.
+            #expect(try JSONValue(try await bobSocket.nextEvent("message:new"))["message"]["text"] == "unaffected")
         }
     }
 }

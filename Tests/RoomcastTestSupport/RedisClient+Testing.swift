@@ -19,11 +19,12 @@ public func testConfiguration(_ server: RedisServer, poolSize: Int = 2) throws -
     try testConfiguration(url: server.url, poolSize: poolSize)
 }
 
-/// A configuration for a test server or cluster at `url`, with short timeouts and backoff.
+/// A configuration for a test server or cluster at `url`, with short backoff and a command timeout
+/// (30 s) that a loaded 2-core machine running many private clusters at once stays within.
 public func testConfiguration(url: String, poolSize: Int = 2) throws -> RedisConfiguration {
     var configuration = try RedisConfiguration(url: url)
     configuration.poolSize = poolSize
-    configuration.commandTimeout = .seconds(5)
+    configuration.commandTimeout = .seconds(30)
     configuration.reconnectBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
     configuration.healthCheckInterval = .milliseconds(500)
     return configuration
@@ -42,7 +43,7 @@ public func withRedis<Result: Sendable>(
 }
 
 /// Polls until `condition` holds or the timeout passes; false when it never did.
-public func eventually(within timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+public func eventually(within timeout: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }

@@ -123,7 +123,7 @@ public actor RedisServer {
     }
 
     private static func waitUntilReady(port: Int, process: ChildProcess?) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             guard let process, process.isRunning else {
                 throw RedisServerError("redis-server exited during start-up on port \(port)")
@@ -131,7 +131,7 @@ public actor RedisServer {
             if ping(port: port) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw RedisServerError("redis-server on port \(port) did not answer PING within 10 s")
+        throw RedisServerError("redis-server on port \(port) did not answer PING within 30 s")
     }
 
     /// Ports handed out in this test process, never handed out twice: tests run in parallel, and

@@ -26,7 +26,7 @@ extension SocketIOTestClient {
     /// Does nothing but report the code when the connection has already ended.
     /// - Throws: `.timeout` if the server does not finish the close in time (the connection is then torn down).
     @discardableResult
-    public func close(timeout: Duration = .seconds(10)) async throws -> Int? {
+    public func close(timeout: Duration = .seconds(30)) async throws -> Int? {
         await self.session.beginClose()
         do {
             return try await self.waitForClose(timeout: timeout)
@@ -38,7 +38,7 @@ extension SocketIOTestClient {
 
     /// Waits for the WebSocket to end and returns the server's close code (e.g. 1009 for a frame
     /// over `maxPayload`), or nil when the connection ended without a close frame.
-    public func waitForClose(timeout: Duration = .seconds(10)) async throws -> Int? {
+    public func waitForClose(timeout: Duration = .seconds(30)) async throws -> Int? {
         guard case .closed(let code, _) = try await self.session.wait(for: .close, timeout: timeout) else {
             throw SocketIOTestError.protocolViolation("the close wait returned something else")
         }

@@ -7,7 +7,7 @@ extension SocketIOTestClient {
     }
 
     /// `emitWithAck(_:_:timeout:)` with the payload encoded from a `JSONValue`; returns the ack decoded.
-    public func emitWithAck(_ event: String, _ payload: JSONValue, timeout: Duration = .seconds(10)) async throws -> JSONValue {
+    public func emitWithAck(_ event: String, _ payload: JSONValue, timeout: Duration = .seconds(30)) async throws -> JSONValue {
         try JSONValue(await self.emitWithAck(event, payload.description, timeout: timeout))
     }
 }

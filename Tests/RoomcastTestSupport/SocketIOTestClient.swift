@@ -53,7 +53,7 @@ public final class SocketIOTestClient: Sendable {
         auth: String? = nil,
         namespace: String = "/",
         autoPong: Bool = true,
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(30)
     ) async throws -> SocketIOTestClient {
         let client = try await self.open(port: port, path: path, headers: headers, namespace: namespace, autoPong: autoPong, timeout: timeout)
         do {
@@ -74,7 +74,7 @@ public final class SocketIOTestClient: Sendable {
         headers: [String: String] = [:],
         namespace: String = "/",
         autoPong: Bool = true,
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(30)
     ) async throws -> SocketIOTestClient {
         let session = SocketIOTestSession(namespace: namespace, autoPong: autoPong)
         try await session.start(port: port, path: path, headers: headers)
@@ -97,7 +97,7 @@ public final class SocketIOTestClient: Sendable {
     ///   - namespace: defaults to the client's; another one tests refusal (`invalid_namespace`).
     /// - Throws: `SocketIOTestError.connectError(message:code:)` when the server answers `44`.
     @discardableResult
-    public func sendConnect(auth: String? = nil, namespace: String? = nil, timeout: Duration = .seconds(10)) async throws -> String {
+    public func sendConnect(auth: String? = nil, namespace: String? = nil, timeout: Duration = .seconds(30)) async throws -> String {
         let namespace = namespace ?? self.namespace
         try await self.session.sendConnect(auth: auth, namespace: namespace)
         return try await self.nextConnectReply(namespace: namespace, timeout: timeout)
@@ -106,7 +106,7 @@ public final class SocketIOTestClient: Sendable {
     /// Waits for the next CONNECT reply, e.g. after a CONNECT sent with `sendRaw(text:)`; returns the sid.
     /// - Throws: `SocketIOTestError.connectError(message:code:)` when the server answers `44`.
     @discardableResult
-    public func nextConnectReply(namespace: String? = nil, timeout: Duration = .seconds(10)) async throws -> String {
+    public func nextConnectReply(namespace: String? = nil, timeout: Duration = .seconds(30)) async throws -> String {
         let key = SocketIOTestInbox.Key.connectReply(namespace: namespace ?? self.namespace)
         switch try await self.session.wait(for: key, timeout: timeout) {
         case .connected(let sid): return sid
@@ -131,7 +131,7 @@ public final class SocketIOTestClient: Sendable {
     /// Sends `42<id>["event",payload]` and returns the raw JSON of the ack's first argument.
     ///
     /// Ack ids count up from 0 per client.
-    public func emitWithAck(_ event: String, _ payloadJSON: String, timeout: Duration = .seconds(10)) async throws -> String {
+    public func emitWithAck(_ event: String, _ payloadJSON: String, timeout: Duration = .seconds(30)) async throws -> String {
         guard let id = try await self.session.emit(event, payloadJSON, wantsAck: true) else {
             throw SocketIOTestError.protocolViolation("no ack id was assigned")
         }
@@ -139,12 +139,12 @@ public final class SocketIOTestClient: Sendable {
     }
 
     /// Waits for `43<id>[…]` and returns its first argument's raw JSON (for acks asked for with `sendRaw`).
-    public func nextAck(_ id: Int, timeout: Duration = .seconds(10)) async throws -> String {
+    public func nextAck(_ id: Int, timeout: Duration = .seconds(30)) async throws -> String {
         try await self.json(from: self.session.wait(for: .ack(id), timeout: timeout))
     }
 
     /// The raw JSON first argument of the oldest unconsumed event named `name`, waiting for one if needed.
-    public func nextEvent(_ name: String, timeout: Duration = .seconds(10)) async throws -> String {
+    public func nextEvent(_ name: String, timeout: Duration = .seconds(30)) async throws -> String {
         try await self.json(from: self.session.wait(for: .event(name), timeout: timeout))
     }
 

@@ -105,7 +105,7 @@ def client():
     for closer in closers:
         closer.start()
     for closer in closers:
-        closer.join(timeout=10)
+        closer.join(timeout=30)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 
 import time
 
-from roomcast_e2e import ISO_MS_UTC, ack_data, error_code, offset_key
+from roomcast_e2e import ISO_MS_UTC, ack_data, error_code, fence, offset_key
 
 ELEMENT_KEYS = {
     "id", "roomId", "type", "positionX", "positionY", "width", "height", "rotation", "scaleX", "scaleY",
@@ -124,6 +124,7 @@ def test_canvas_session_across_nodes(api, api2, connect, node1, node2):
     assert changed == {"roomId": room_id, "elementId": photo["id"], "zIndex": 5, "offset": changed["offset"]}
     # Again: already on top, same answer, no event.
     assert alice_socket.call("element:bring-to-front", {"roomId": room_id, "elementId": photo["id"]}) == ack
+    fence(room_id, alice_socket, bob_socket)  # every room event up to here has reached Bob
     bob_socket.assert_no("element:z-index-changed", lambda p: p["zIndex"] != 5, within=0.5)
     assert len(bob_socket.received("element:z-index-changed")) == 1
     listed = rest_elements(api, alice, room_id)
@@ -191,7 +192,8 @@ def test_bad_element_payloads_get_invalid_payload(pair):
         assert error_code(ack) == "invalid_payload", (event, payload, ack)
         assert field in ack["error"]["message"], (event, payload, ack)
     assert error_code(socket_client.call("element:create", ["not", "an", "object"])) == "invalid_payload"
-    # Nothing was created; the connection still works.
+    # Nothing was created (fenced: every room event up to here has reached Bob); the connection still works.
+    fence(room_id, socket_client, pair.bob_socket)
     pair.bob_socket.assert_no("element:created", within=0.3)
     ack = socket_client.call("element:create", {"roomId": room_id, "element": valid})
     assert ack_data(ack)["element"]["zIndex"] == 1

@@ -344,7 +344,7 @@ class ClusterMaster:
                     ],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
                 )
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             while self.process.poll() is None and time.monotonic() < deadline:
                 if cli(port, "PING") == "PONG":
                     self.port = port
@@ -368,7 +368,7 @@ def run_init(script, ports):
     return result.stdout
 
 
-def assert_cluster_ok(masters, timeout=20.0):
+def assert_cluster_ok(masters, timeout=60.0):
     """Every master says cluster_state:ok, and each one knows the three masters at their current
     addresses, none failing."""
     addresses = {f"127.0.0.1:{master.port}" for master in masters}

@@ -73,7 +73,7 @@ http {{
         assert check.returncode == 0, f"nginx -t refused the rendered config:\n{check.stderr}"
         self.process = subprocess.Popen([binary, "-p", self.directory, "-c", self.config, "-g", "daemon off;"],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()

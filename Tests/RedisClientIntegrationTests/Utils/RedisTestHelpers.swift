@@ -15,7 +15,7 @@ final class EventRecorder: Sendable {
 
     /// The next event accepted by `match`, skipping others, or a test failure after `timeout`.
     func next<Value: Sendable>(
-        within timeout: Duration = .seconds(10),
+        within timeout: Duration = .seconds(30),
         _ match: @escaping @Sendable (RedisSubscriber.Event) -> Value?
     ) async throws -> Value {
         let stream = self.stream

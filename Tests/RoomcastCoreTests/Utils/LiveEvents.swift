@@ -47,7 +47,7 @@ struct Publication: CustomStringConvertible {
 
 extension MessageInbox {
     /// Waits for `count` messages on `channel` (all when nil) and returns them parsed.
-    func publications(_ count: Int, on channel: String? = nil, within timeout: Duration = .seconds(10)) async throws -> [Publication] {
+    func publications(_ count: Int, on channel: String? = nil, within timeout: Duration = .seconds(30)) async throws -> [Publication] {
         try await wait(for: count, on: channel, within: timeout).map(Publication.init)
     }
 
