@@ -162,7 +162,7 @@ def test_pending_poll_is_released_with_a_noop_right_after_the_probe(api, node1):
     pending = {}
     def long_poll():
         try:
-            pending["result"] = poll(node1, sid, timeout=WAIT * 2)
+            pending["result"] = poll(node1, sid, timeout=WAIT)
         except Exception as error:  # noqa: BLE001 - reported below
             pending["error"] = error
         pending["at"] = time.monotonic()
@@ -175,7 +175,7 @@ def test_pending_poll_is_released_with_a_noop_right_after_the_probe(api, node1):
         assert ws.recv() == "3probe"
         probed_at = time.monotonic()
         # engine.io-client sends the upgrade packet only once that poll has ended.
-        poller.join(timeout=WAIT * 2)
+        poller.join(timeout=WAIT)
         assert not poller.is_alive(), "the pending poll was not answered after the probe"
         assert "error" not in pending, pending
         assert pending["result"] == (200, "6")
@@ -316,7 +316,7 @@ def test_python_socketio_async_client_with_default_transports(api, node1):
         sio.on("element:created", lambda payload: created.set())
         await sio.connect(node1.url, auth={"token": alice.token}, wait_timeout=WAIT)
         try:
-            deadline = time.monotonic() + WAIT * 2
+            deadline = time.monotonic() + WAIT
             while sio.transport() != "websocket" and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
             assert sio.transport() == "websocket"
