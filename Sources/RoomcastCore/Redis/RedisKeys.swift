@@ -14,6 +14,10 @@ public enum RedisKeys {
     /// Sorted set: the user's connected sockets (`<socketId>`), scored by when they expire (epoch
     /// ms) unless their node refreshes them; its size is checked against `socket.max_per_user`.
     public static func userSockets(_ id: UserID) -> String { "user:{\(id)}:sockets" }
+    /// Stream: the user's per-user events as published (field `f`, the frame); an entry id is the
+    /// event's offset. About 200 kept, expiring a day after the last; written by `_user_emit.lua`,
+    /// which derives it from ``userChannel(_:)``.
+    public static func userStream(_ id: UserID) -> String { "user:{\(id)}:stream" }
     /// String: the user id owning a username (lowercased); `SET NX` makes names unique.
     public static func username(_ name: String) -> String { "username:{\(name.lowercased())}" }
 
@@ -47,4 +51,9 @@ public enum RedisKeys {
 
     /// Pub/sub channel of one user's events, for every node where the user is connected.
     public static func userChannel(_ id: UserID) -> String { "user:{\(id)}:events" }
+    /// The user whose channel `channel` is; `nil` for any other channel.
+    public static func user(ofChannel channel: String) -> UserID? {
+        guard channel.hasPrefix("user:{"), channel.hasSuffix("}:events") else { return nil }
+        return UserID(String(channel.dropFirst("user:{".count).dropLast("}:events".count)))
+    }
 }
