@@ -41,6 +41,7 @@ public struct Gateway: Sendable {
         var messages = MessageStore(redis: redis)
         messages.eventsKept = settings.roomStreamLength
         messages.maxTextLength = settings.maxMessageLength
+        messages.messagesKept = settings.messagesKeptPerRoom
         let elements = ElementStore(
             redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements,
             maxContentLength: settings.maxElementContentLength
@@ -99,6 +100,7 @@ public struct Gateway: Sendable {
         AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: api)
         RoomRoutes(rooms: rooms, notifier: notifier, maxParticipants: settings.maxRoomParticipants).register(on: api)
         UserRoutes(users: users, rooms: rooms).register(on: api)
+        MessageRoutes(messages: messages).register(on: api)
         PushTokenRoutes(tokens: pushTokens).register(on: api)
         ElementRoutes(elements: elements, reactions: reactions, notifier: notifier, users: users).register(on: api)
         NotificationRoutes(notifications: notifications).register(on: api)
