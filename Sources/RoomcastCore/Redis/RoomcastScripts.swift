@@ -51,8 +51,8 @@ public enum RoomcastScripts {
     public static let notificationReadAll = userEventScript("notification_read_all")
     /// `user_event_publish.lua`: append a per-user event to the user's stream and publish it.
     public static let userEventPublish = userEventScript("user_event_publish")
-    /// `push_token_release.lua`: forget a token's owner if it is still this user.
-    public static let pushTokenRelease = script("push_token_release")
+    /// `owner_release.lua`: forget a device token's or an email's owner if it is still this user.
+    public static let ownerRelease = script("owner_release")
     /// `push_job_finish.lua`: acknowledge a push job, dead-lettering it when it failed.
     public static let pushJobFinish = script("push_job_finish")
 
@@ -60,7 +60,7 @@ public enum RoomcastScripts {
     public static let all = [
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
         elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
-        notificationReadAll, pushTokenRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish,
+        notificationReadAll, ownerRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish,
     ]
 
     private static func script(_ name: String) -> RedisScript {
