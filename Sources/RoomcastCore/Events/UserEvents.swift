@@ -39,21 +39,26 @@ public struct UserEvents: Sendable {
         try await publish(recipients.map { ($0, frame) })
     }
 
-    /// Runs the publishing script once per recipient in one pipeline; a script Redis lost (a
-    /// restart) is loaded again by running it alone.
+    /// Runs the publishing script once per recipient, all at once (the client writes requests
+    /// made in one event-loop tick together); a script Redis lost (a restart) is loaded again.
     private func publish(_ frames: [(UserID, ByteBuffer)]) async throws(RoomcastError) {
         guard !frames.isEmpty else { return }
-        let script = RoomcastScripts.userEventPublish
-        try await mappingRedisErrors { () throws(RedisError) in
-            let replies = try await redis.pipeline(frames.map { user, frame in
-                let channel = RedisKeys.userChannel(user)
-                return RedisCommand("EVALSHA", [script.sha1, 1, channel, frame], keys: [channel])
-            })
-            for ((user, frame), reply) in zip(frames, replies) {
-                guard case .error(let message) = reply else { continue }
-                guard message.hasPrefix("NOSCRIPT") else { throw RedisError(.reply, message) }
-                _ = try await redis.evaluate(script, keys: [RedisKeys.userChannel(user)], arguments: [frame])
+        let redis = self.redis
+        let failure = await withTaskGroup(of: RedisError?.self) { group in
+            for (user, frame) in frames {
+                group.addTask { () -> RedisError? in
+                    do throws(RedisError) {
+                        _ = try await redis.evaluate(RoomcastScripts.userEventPublish, keys: [RedisKeys.userChannel(user)], arguments: [frame])
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
             }
+            var first: RedisError?
+            for await error in group where first == nil { first = error }
+            return first
         }
+        if let failure { throw RoomcastError(failure) }
     }
 }
