@@ -1,7 +1,6 @@
 import Foundation
 import RedisClient
 import RoomcastTestSupport
-import Synchronization
 import Testing
 
 /// Redis SIGKILLed mid-traffic and started again under two nodes: room, per-user and
@@ -32,27 +31,8 @@ struct RedisKillUserEventsTests {
         _ = try await ElementSocketTests.join(bob2, room)
 
         // Alice creates one element after another while Redis is killed and started again.
-        let acked = Mutex<[String]>([])
-        let stop = Atomic<Bool>(false)
-        let traffic = Task {
-            var index = 0
-            while !stop.load(ordering: .relaxed), index < 1_000 {
-                index += 1
-                let ack = try? await alice1.emitWithAck(
-                    "element:create", ["roomId": .string(room), "element": ElementSocketTests.note(x: Double(index))], timeout: .seconds(10)
-                )
-                if let id = ack?["data"]["element"]["id"].stringValue { acked.withLock { $0.append(id) } }
-            }
-        }
-        #expect(try await eventually(within: .seconds(10)) { acked.withLock { $0.count } >= 5 })
-        await cluster.redis.kill()
-        try await Task.sleep(for: .milliseconds(500))
-        try await cluster.redis.start()
-        let beforeRestart = acked.withLock { $0.count }
-        #expect(try await eventually(within: .seconds(30)) { acked.withLock { $0.count } >= beforeRestart + 10 })
-        stop.store(true, ordering: .relaxed)
-        await traffic.value
-        let ackedIDs = Set(acked.withLock { $0 })
+        let acked = try await RedisOutageTests.createWhileRedisIsKilled(cluster, alice1, room).acked
+        let ackedIDs = Set(acked)
 
         // Room events: both joined sockets end with every acknowledged element.
         for (name, socket) in [("alice@1", alice1), ("bob@2", bob2)] {
@@ -78,7 +58,7 @@ struct RedisKillUserEventsTests {
 
         // Notifications after the restart: Bob's heart on Alice's element reaches both of her
         // sockets, and her read-all's badge reaches both again.
-        let element = try #require(acked.withLock { $0.last })
+        let element = try #require(acked.last)
         let toggled = try await bob1.emitWithAck("element:reaction:toggle", ["roomId": .string(room), "elementId": .string(element)])
         #expect(toggled["data"]["action"] == "added", "\(toggled)")
         for (name, socket) in [("alice@1", alice1), ("alice@2", alice2)] {
