@@ -134,9 +134,10 @@ class RedisServer:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=30)
 
-    def start_again(self):
-        """Starts the server again on its port and directory (its AOF, if on, is read back)."""
-        self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    def start_again(self, extra_arguments=()):
+        """Starts the server again on its port and directory (its AOF, if on, is read back), with
+        `extra_arguments` added for this run."""
+        self.process = subprocess.Popen([*self.command, *extra_arguments], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         if not self._wait_until_ready(self.port, timeout=30.0):
             raise RuntimeError("redis-server did not come back:\n" + tail(os.path.join(self.directory, "redis.log")))

@@ -1,7 +1,11 @@
 """Redis SIGKILLed and started again (AOF, appendfsync always) under two nodes, with the
 unmodified python-socketio client: the same sockets, never reconnected, get room events,
 per-user events and notifications again on both nodes, and the per-user events published while a
-node's pub/sub link was down are read back from the user's stream, each once."""
+node's pub/sub link was down are read back from the user's stream, each once.
+
+How long the nodes' pub/sub links stay down after a restart is up to timing, so the second test
+makes that window certain: Redis comes back refusing SSUBSCRIBE (an ACL) while commands work,
+elements are created, then SSUBSCRIBE is allowed again and the subscribers reconnect."""
 
 import threading
 import time
@@ -9,7 +13,7 @@ import time
 import pytest
 import requests
 
-from roomcast_e2e import Api, GatewayNode, RedisServer, ack_data
+from roomcast_e2e import Api, GatewayNode, RedisServer, ack_data, redis_cli
 
 NOTE = {"type": "note", "positionX": 1, "positionY": 2, "width": 100, "height": 80}
 PATIENCE = 60.0  # generous: the machine may be busy; nothing here waits on a fixed delay
@@ -103,3 +107,45 @@ def test_user_and_notification_events_after_a_redis_crash(crashable, connect):
     for name in ("alice@1", "alice@2"):
         wait_until(lambda: (sockets[name].received("badge:updated") or [{}])[-1].get("unreadCount") == 0,
                    f"{name}: badge:updated to 0")
+
+
+def test_per_user_events_published_while_the_links_are_down_are_read_back(crashable, connect):
+    redis, (node1, node2) = crashable
+    api = Api(node1.url)
+    alice = api.register("alice")
+    bob = api.register("bob")
+    room = api.create_room(alice, other=bob)["id"]
+    sockets = {
+        "alice@1": connect(node1, alice), "alice@2": connect(node2, alice),
+        "bob@1": connect(node1, bob), "bob@2": connect(node2, bob),
+    }
+    sockets["alice@1"].call("room:join", {"roomId": room})
+    sockets["bob@2"].call("room:join", {"roomId": room})
+
+    redis.kill()
+    # Back with every command but SSUBSCRIBE: the nodes serve requests, their subscribers cannot
+    # subscribe again, so what is published now reaches no node over pub/sub.
+    redis.start_again(("--user", "default", "on", "nopass", "~*", "&*", "+@all", "-ssubscribe"))
+    wait_until(lambda: ready(node1) and ready(node2), "both nodes ready again")
+    acked = []
+    def create():
+        try:
+            ack = sockets["alice@1"].call("element:create", {"roomId": room, "element": NOTE}, timeout=15)
+        except Exception:
+            return False
+        if "data" in ack:
+            acked.append(ack["data"]["element"]["id"])
+        return len(acked) >= 3
+    wait_until(create, "3 creates while the subscribers are refused")
+    redis_cli("-p", str(redis.port), "ACL", "SETUSER", "default", "+ssubscribe")
+    ids = set(acked)
+
+    for name in ("alice@1", "bob@2"):
+        wait_until(lambda: ids <= {p["element"]["id"] for p in sockets[name].received("element:created")},
+                   f"{name}: element:created read back from the room's stream")
+    for name, socket_client in sockets.items():
+        wait_until(lambda: ids <= {p["elementId"] for p in socket_client.received("element:created:global")},
+                   f"{name}: element:created:global read back from the user's stream")
+        seen = [p["elementId"] for p in socket_client.received("element:created:global")]
+        assert len(seen) == len(set(seen)), f"{name}: an element:created:global came twice"
+        assert socket_client.sio.connected, f"{name} was disconnected"
