@@ -117,11 +117,15 @@ struct NotificationStoreTests {
                 )
                 let published = try await NotificationFixture.settle(inbox, redis, on: f.channel)
                 #expect(published.map(\.name) == ["notification:new", "badge:updated", "notification:new", "badge:updated"])
-                // No stream offset: `- 42[...]`.
-                #expect(published.allSatisfy { $0.offset == nil && !$0.isPerRecipient && $0.raw.hasPrefix("- 42[\"") })
-                #expect(published[0].raw.hasPrefix(#"- 42["notification:new",{"notification":{"#))
-                #expect(published[1].raw == #"- 42["badge:updated",{"unreadCount":1}]"#)
-                #expect(published[3].raw == #"- 42["badge:updated",{"unreadCount":2}]"#)
+                // The offset of the user's stream, increasing: `<offset> 42[...]`, as stored there.
+                #expect(published.allSatisfy { $0.offset != nil && !$0.isPerRecipient && $0.raw.hasPrefix("\($0.offset!) 42[\"") })
+                let offsets = published.compactMap { $0.offset.flatMap(StreamOffset.init) }
+                #expect(offsets == offsets.sorted() && Set(offsets).count == 4)
+                #expect(String(buffer: published[0].envelope.frame).hasPrefix(#"42["notification:new",{"notification":{"#))
+                #expect(String(buffer: published[1].envelope.frame) == #"42["badge:updated",{"unreadCount":1}]"#)
+                #expect(String(buffer: published[3].envelope.frame) == #"42["badge:updated",{"unreadCount":2}]"#)
+                let stored = try await UserEventLog(redis: redis).events(of: f.alice.id, after: StreamOffset("0-0")!)
+                #expect(stored.map { String(buffer: $0.frame) } == published.map { String(buffer: $0.envelope.frame) })
 
                 #expect(try published[0].event().payload == ["notification": try NotificationFixture.json(first.notification), "unreadCount": 1])
                 #expect(try published[1].event().payload == ["unreadCount": 1])

@@ -79,8 +79,9 @@ struct RoomStoreTests {
                     let messages = received.filter { $0.channel == channel }
                     try #require(messages.count == 1, "\(channel)")
                     let envelope = try #require(EventEnvelope(payload: messages[0].payload))
-                    #expect(envelope.offset == nil)
-                    #expect(String(buffer: messages[0].payload).hasPrefix(#"- 42["room:created",{"room":{"#))
+                    // Offset of the recipient's own stream (user:{<id>}:stream).
+                    #expect(envelope.offset.flatMap(StreamOffset.init) != nil)
+                    #expect(String(buffer: envelope.frame).hasPrefix(#"42["room:created",{"room":{"#))
                     let parsed = try ParsedEventFrame(envelope.frame)
                     #expect(parsed.name == "room:created")
                     #expect(Set(parsed.payload.keys) == ["room"])

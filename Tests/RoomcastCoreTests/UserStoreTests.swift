@@ -67,9 +67,9 @@ struct UserStoreTests {
             let store = UserStore(redis: redis)
             let user = try await store.create(username: "Carol", passwordHash: "$2b$hash", displayName: "C")
             let found = try #require(try await store.credentials(username: "Carol"))
-            #expect(found.user == user)
+            #expect(found.account.user == user)
             #expect(found.passwordHash == "$2b$hash")
-            #expect(try await store.credentials(username: "carol")?.user == user)
+            #expect(try await store.credentials(username: "carol")?.account.user == user)
             #expect(try await store.credentials(username: "nobody") == nil)
             #expect(try await store.credentials(username: "in valid") == nil)
         }

@@ -46,6 +46,20 @@ struct GatewaySettingsTests {
         }
     }
 
+    @Test("messages.kept_per_room: 10,000 by default, set by the file or the environment")
+    func messagesKept() async throws {
+        let defaults = try await GatewaySettings.load(configFile: "/nonexistent/roomcast.yaml", requireFile: false, overrides: [:], environment: [:])
+        #expect(defaults.messagesKeptPerRoom == 10_000)
+        try await withConfigFile("messages:\n  kept_per_room: 250\n") { path in
+            let fromFile = try await GatewaySettings.load(configFile: path, requireFile: true, overrides: [:], environment: [:])
+            #expect(fromFile.messagesKeptPerRoom == 250)
+            let fromEnvironment = try await GatewaySettings.load(
+                configFile: path, requireFile: true, overrides: [:], environment: ["ROOMCAST_MESSAGES_KEPT_PER_ROOM": "40"]
+            )
+            #expect(fromEnvironment.messagesKeptPerRoom == 40)
+        }
+    }
+
     @Test("environment variables override the file, flags override both")
     func precedence() async throws {
         try await withConfigFile(sampleFile) { path in
@@ -75,6 +89,7 @@ struct GatewaySettingsTests {
             ("ROOMCAST_REDIS_COMMAND_TIMEOUT_MS", "soon", "redis.command_timeout_ms"),
             ("ROOMCAST_LOG_LEVEL", "loud", "log.level"),
             ("ROOMCAST_HOST", "", "host"),
+            ("ROOMCAST_MESSAGES_KEPT_PER_ROOM", "0", "messages.kept_per_room"),
         ]
     )
     func malformedValues(variable: String, value: String, key: String) async throws {

@@ -100,7 +100,8 @@ struct MetricsEndpointTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(repaired.value("roomcast_pubsub_reconnects_total") == 1)
-            #expect(repaired.value("roomcast_gap_repairs_total") == 1)
+            // The room's channel and Alice's user channel, each read back from its stream.
+            #expect(try await eventually(within: .seconds(10)) { try await Self.scrape(node).value("roomcast_gap_repairs_total") == 2 })
 
             _ = try await socket.close()
             var after = repaired

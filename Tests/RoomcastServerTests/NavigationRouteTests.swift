@@ -69,7 +69,8 @@ struct NavigationRouteTests {
             #expect(rooms[1].objectValue?["name"] == .null)
             let participants = try #require(rooms[0]["participants"].arrayValue)
             #expect(Set(participants.compactMap(\.["id"].stringValue)) == [alice.id, bob.id, carol.id])
-            #expect(Self.keys(participants[0]) == ["id", "username", "createdAt"])
+            // The public profile: no email.
+            #expect(Self.keys(participants[0]) == ["id", "username", "firstName", "lastName", "avatarUrl", "createdAt"])
 
             // GET /api/rooms/:roomId agrees on isActive.
             let single = try await Self.call("GET", "/api/rooms/\(group)", as: alice, on: cluster.node1)
@@ -114,7 +115,7 @@ struct NavigationRouteTests {
             #expect(people.map(\.["id"]) == [.string(carol.id), .string(bob.id)])
             #expect(people.map(\.["username"]) == ["carol", "bob"])
             for person in people {
-                #expect(Self.keys(person) == ["id", "username", "createdAt", "rooms"])
+                #expect(Self.keys(person) == ["id", "username", "firstName", "lastName", "avatarUrl", "createdAt", "rooms"])
                 for room in person["rooms"].arrayValue ?? [] {
                     #expect(Self.keys(room) == ["id", "name", "createdAt", "updatedAt", "isActive", "elementCount"])
                 }
@@ -153,7 +154,8 @@ struct NavigationRouteTests {
             let firstCursor = try #require(first.json["nextCursor"].stringValue)
             #expect(firstCursor.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
             #expect(first.json["data"].arrayValue?.count == 3)
-            #expect(Self.keys(first.json["data"][0]) == ["id", "username", "createdAt"])
+            // The public profile and, as the seed shows, the email.
+            #expect(Self.keys(first.json["data"][0]) == ["id", "username", "firstName", "lastName", "avatarUrl", "email", "createdAt"])
 
             // Someone registers between pages: they come last, nobody repeats or goes missing.
             let latecomer = try await cluster.register("latecomer", on: cluster.node2)

@@ -88,39 +88,13 @@ struct RedisOutageTests {
         let pair = try await RoomPair(cluster)
         let (alice, bob, room, aliceSocket, bobSocket) = (pair.alice, pair.bob, pair.room, pair.aliceSocket, pair.bobSocket)
 
-        // Alice creates one element after another while Redis is killed and started again.
-        let acked = Mutex<[String]>([])
-        let refusals = Mutex<[String]>([])
-        let stop = Atomic<Bool>(false)
-        let traffic = Task {
-            var index = 0
-            while !stop.load(ordering: .relaxed), index < 1_000 {
-                index += 1
-                let ack = try? await aliceSocket.emitWithAck(
-                    "element:create", ["roomId": .string(room), "element": ElementSocketTests.note(x: Double(index))], timeout: .seconds(10)
-                )
-                if let id = ack?["data"]["element"]["id"].stringValue {
-                    acked.withLock { $0.append(id) }
-                } else {
-                    refusals.withLock { $0.append(ack?["error"]["code"].stringValue ?? "no ack") }
-                }
-            }
-        }
-        #expect(try await eventually(within: .seconds(30)) { acked.withLock { $0.count } >= 10 })
-        await cluster.redis.kill()
-        try await Task.sleep(for: .milliseconds(500))
-        try await cluster.redis.start()
-        let beforeRestart = acked.withLock { $0.count }
-        #expect(try await eventually(within: .seconds(30)) { acked.withLock { $0.count } >= beforeRestart + 10 })
-        stop.store(true, ordering: .relaxed)
-        await traffic.value
+        let (ackedIDs, refusals) = try await Self.createWhileRedisIsKilled(cluster, aliceSocket, room)
 
         // Redis restarted from its AOF with every acknowledged element.
         let stored = Set(try await ElementSocketTests.elements(cluster, room, as: bob, on: cluster.node2).compactMap { $0["id"].stringValue })
-        let ackedIDs = acked.withLock { $0 }
         #expect(Set(ackedIDs).isSubset(of: stored), "lost: \(Set(ackedIDs).subtracting(stored))")
         // Refusals while Redis was away were clear ones, never a silent drop.
-        #expect(Set(refusals.withLock { $0 }).isSubset(of: ["unavailable"]), "\(refusals.withLock { $0 })")
+        #expect(Set(refusals).isSubset(of: ["unavailable"]), "\(refusals)")
         // The same sockets, never disconnected, end with Redis's state, each event once: what the
         // pub/sub connections missed came through gap repair.
         let aliceClosed = await aliceSocket.isClosed
@@ -145,6 +119,40 @@ struct RedisOutageTests {
         // put back the members of sockets they still hold.
         _ = try await cluster.withRedis { redis in try await redis.send("DEL", "room:{\(room)}:presence") }
         #expect(try await eventually(within: .seconds(30)) { try await Self.presentUsers(cluster, room) == [alice.id, bob.id] })
+    }
+
+    /// `socket` creates one element after another in `room` while Redis is SIGKILLed and started
+    /// again, until 10 more were acknowledged after the restart.
+    /// - Returns: the acknowledged element ids in order, and the error codes of the refused ones.
+    static func createWhileRedisIsKilled(
+        _ cluster: TwoNodeCluster, _ socket: SocketIOTestClient, _ room: String
+    ) async throws -> (acked: [String], refusals: [String]) {
+        let acked = Mutex<[String]>([])
+        let refusals = Mutex<[String]>([])
+        let stop = Atomic<Bool>(false)
+        let traffic = Task {
+            var index = 0
+            while !stop.load(ordering: .relaxed), index < 1_000 {
+                index += 1
+                let ack = try? await socket.emitWithAck(
+                    "element:create", ["roomId": .string(room), "element": ElementSocketTests.note(x: Double(index))], timeout: .seconds(10)
+                )
+                if let id = ack?["data"]["element"]["id"].stringValue {
+                    acked.withLock { $0.append(id) }
+                } else {
+                    refusals.withLock { $0.append(ack?["error"]["code"].stringValue ?? "no ack") }
+                }
+            }
+        }
+        #expect(try await eventually(within: .seconds(30)) { acked.withLock { $0.count } >= 10 })
+        await cluster.redis.kill()
+        try await Task.sleep(for: .milliseconds(500))
+        try await cluster.redis.start()
+        let beforeRestart = acked.withLock { $0.count }
+        #expect(try await eventually(within: .seconds(30)) { acked.withLock { $0.count } >= beforeRestart + 10 })
+        stop.store(true, ordering: .relaxed)
+        await traffic.value
+        return (acked.withLock { $0 }, refusals.withLock { $0 })
     }
 
     /// The users with an unexpired member in the room's presence set.

@@ -106,14 +106,15 @@ class RedisServer:
         last_error = None
         for _ in range(5):
             port = free_port(with_bus_port="--cluster-enabled" in arguments)
+            self.command = [
+                executable, "--port", str(port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--set-proc-title", "no",
+                "--dir", self.directory, "--daemonize", "no", "--protected-mode", "no",
+                "--logfile", os.path.join(self.directory, "redis.log"), "--loglevel", "warning",
+                *arguments,
+            ]
             self.process = subprocess.Popen(
-                [
-                    executable, "--port", str(port), "--bind", "127.0.0.1",
-                    "--save", "", "--appendonly", "no", "--set-proc-title", "no",
-                    "--dir", self.directory, "--daemonize", "no", "--protected-mode", "no",
-                    "--logfile", os.path.join(self.directory, "redis.log"), "--loglevel", "warning",
-                    *arguments,
-                ],
+                self.command,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
             )
@@ -128,6 +129,19 @@ class RedisServer:
     @property
     def url(self):
         return f"redis://127.0.0.1:{self.port}"
+
+    def kill(self):
+        """SIGKILL, as a crash: no shutdown, no final flush."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def start_again(self, extra_arguments=()):
+        """Starts the server again on its port and directory (its AOF, if on, is read back), with
+        `extra_arguments` added for this run."""
+        self.process = subprocess.Popen([*self.command, *extra_arguments], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        if not self._wait_until_ready(self.port, timeout=30.0):
+            raise RuntimeError("redis-server did not come back:\n" + tail(os.path.join(self.directory, "redis.log")))
 
     def _wait_until_ready(self, port, timeout):
         deadline = time.monotonic() + timeout

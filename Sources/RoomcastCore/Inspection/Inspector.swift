@@ -83,7 +83,7 @@ public struct Inspector: Sendable {
             found = try await users.user(id)
         }
         if found == nil {
-            found = try await users.credentials(username: reference)?.user
+            found = try await users.credentials(username: reference)?.account.user
         }
         guard let user = found else { throw RoomcastError(.notFound, "no user with id or username '\(reference)'") }
         let listings = try await RoomStore(redis: redis).listings(of: user.id)

@@ -37,7 +37,7 @@ public struct PushTokenStore: Sendable {
         let token = PushToken.normalized(token)
         return try await mappingRedisErrors { () throws(RedisError) in
             let removed = try await redis.send(RedisCommand("HDEL", RedisKeys.userPushTokens(user), token))
-            _ = try await redis.evaluate(RoomcastScripts.pushTokenRelease, keys: [RedisKeys.pushTokenOwner(token)], arguments: [user.rawValue])
+            _ = try await redis.evaluate(RoomcastScripts.ownerRelease, keys: [RedisKeys.pushTokenOwner(token)], arguments: [user.rawValue])
             return removed == .integer(1)
         }
     }

@@ -6,7 +6,8 @@
 public enum RedisKeys {
     // MARK: Users
 
-    /// Hash: `id`, `username`, `displayName`, `passwordHash`, `createdAt` (epoch ms).
+    /// Hash: `id`, `username`, `displayName`, `firstName`, `lastName`, `email`, `avatarUrl`,
+    /// `passwordHash`, `createdAt` (epoch ms).
     public static func user(_ id: UserID) -> String { "user:{\(id)}" }
     /// Sorted set: the user's room ids, scored by when the user joined them (epoch ms); lists sort
     /// by each room's `updatedAt` when read.
@@ -14,6 +15,12 @@ public enum RedisKeys {
     /// Sorted set: the user's connected sockets (`<socketId>`), scored by when they expire (epoch
     /// ms) unless their node refreshes them; its size is checked against `socket.max_per_user`.
     public static func userSockets(_ id: UserID) -> String { "user:{\(id)}:sockets" }
+    /// Stream: the user's per-user events as published (field `f`, the frame); an entry id is the
+    /// event's offset. About 200 kept, expiring a day after the last; written by `_user_emit.lua`,
+    /// which derives it from ``userChannel(_:)``.
+    public static func userStream(_ id: UserID) -> String { "user:{\(id)}:stream" }
+    /// String: the user id owning an email (lowercased); `SET NX` makes emails unique.
+    public static func email(_ address: String) -> String { "email:{\(ProfileChanges.emailKey(address))}" }
     /// String: the user id owning a username (lowercased); `SET NX` makes names unique.
     public static func username(_ name: String) -> String { "username:{\(name.lowercased())}" }
 
@@ -21,6 +28,9 @@ public enum RedisKeys {
 
     /// Hash: `id`, `name`, `createdBy`, `createdAt`, `updatedAt` (epoch ms), `elementCount`.
     public static func room(_ id: RoomID) -> String { "room:{\(id)}" }
+    /// Hash: participant user id → that user's public profile as JSON, kept current by profile
+    /// changes; elements reference their creator by id and take the profile from here when sent.
+    public static func roomProfiles(_ id: RoomID) -> String { "room:{\(id)}:profiles" }
     /// Set: the participants' user ids.
     public static func roomParticipants(_ id: RoomID) -> String { "room:{\(id)}:participants" }
     /// Stream: chat messages (`id`, `userId`, `text`, `createdAt`), newest last.
@@ -47,4 +57,9 @@ public enum RedisKeys {
 
     /// Pub/sub channel of one user's events, for every node where the user is connected.
     public static func userChannel(_ id: UserID) -> String { "user:{\(id)}:events" }
+    /// The user whose channel `channel` is; `nil` for any other channel.
+    public static func user(ofChannel channel: String) -> UserID? {
+        guard channel.hasPrefix("user:{"), channel.hasSuffix("}:events") else { return nil }
+        return UserID(String(channel.dropFirst("user:{".count).dropLast("}:events".count)))
+    }
 }

@@ -44,13 +44,15 @@ public enum RoomcastScripts {
     public static let roomReplay = script("room_replay")
 
     /// `notification_create.lua`: store, count, announce and enqueue pushes for a notification.
-    public static let notificationCreate = script("notification_create")
+    public static let notificationCreate = userEventScript("notification_create")
     /// `notification_read.lua`
-    public static let notificationRead = script("notification_read")
+    public static let notificationRead = userEventScript("notification_read")
     /// `notification_read_all.lua`
-    public static let notificationReadAll = script("notification_read_all")
-    /// `push_token_release.lua`: forget a token's owner if it is still this user.
-    public static let pushTokenRelease = script("push_token_release")
+    public static let notificationReadAll = userEventScript("notification_read_all")
+    /// `user_event_publish.lua`: append a per-user event to the user's stream and publish it.
+    public static let userEventPublish = userEventScript("user_event_publish")
+    /// `owner_release.lua`: forget a device token's or an email's owner if it is still this user.
+    public static let ownerRelease = script("owner_release")
     /// `push_job_finish.lua`: acknowledge a push job, dead-lettering it when it failed.
     public static let pushJobFinish = script("push_job_finish")
 
@@ -58,7 +60,7 @@ public enum RoomcastScripts {
     public static let all = [
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
         elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
-        notificationReadAll, pushTokenRelease, pushJobFinish, roomReplay, userSocketOpen,
+        notificationReadAll, ownerRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish,
     ]
 
     private static func script(_ name: String) -> RedisScript {
@@ -70,6 +72,11 @@ public enum RoomcastScripts {
     private static func elementScript(_ name: String) -> RedisScript {
         let prelude = ["_request", "_emit", "_reactions", "_shared", "_counts"].map(source).joined(separator: "\n")
         return RedisScript(name: name, source: prelude + "\n" + source(name))
+    }
+
+    /// Scripts that emit per-user events share `_user_emit.lua`.
+    private static func userEventScript(_ name: String) -> RedisScript {
+        RedisScript(name: name, source: source("_user_emit") + "\n" + source(name))
     }
 
     /// Presence scripts share `_emit.lua` and `_presence.lua`.

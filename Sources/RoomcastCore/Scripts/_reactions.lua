@@ -3,6 +3,15 @@
 -- A reaction's JSON carries its `createdAt` (ISO 8601 UTC with milliseconds, which sorts as
 -- text) and its `user`, so stats need no other key.
 
+-- A user's current public profile as JSON, from the room's profiles hash
+-- (room:{<roomId>}:profiles, KEYS[1] .. ':profiles' in every element script); `fallback` (a copy
+-- stored with the element or reaction) when the room has none for them.
+local function profile_json(user, fallback)
+    local profile = redis.call('HGET', KEYS[1] .. ':profiles', user)
+    if profile then return profile end
+    return fallback or 'null'
+end
+
 -- { count, reactor ids, top reactors JSON (the three most recent users) } of a reactions hash.
 local function reaction_stats(key)
     local flat = redis.call('HGETALL', key)
@@ -10,11 +19,13 @@ local function reaction_stats(key)
     for i = 1, #flat, 2 do
         ids[#ids + 1] = flat[i]
         local reaction = cjson.decode(flat[i + 1])
-        entries[#entries + 1] = { at = reaction.createdAt or '', user = cjson.encode(reaction.user) }
+        entries[#entries + 1] = { at = reaction.createdAt or '', id = flat[i], user = reaction.user }
     end
     table.sort(entries, function(a, b) return a.at > b.at end)
     local top = {}
-    for i = 1, math.min(3, #entries) do top[i] = entries[i].user end
+    for i = 1, math.min(3, #entries) do
+        top[i] = profile_json(entries[i].id, entries[i].user and cjson.encode(entries[i].user) or nil)
+    end
     return #ids, ids, '[' .. table.concat(top, ',') .. ']'
 end
 

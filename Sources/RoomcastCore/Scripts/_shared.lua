@@ -67,20 +67,24 @@ local function json_member(name, value)
     return cjson.encode(name) .. ':' .. cjson.encode(value)
 end
 
--- An element hash as client JSON: numbers as numbers, the creator's profile spliced in as stored.
+-- An element hash as client JSON: numbers as numbers, the creator referenced by id (`createdBy`)
+-- and their current public profile taken from the room's profiles (profile_json, _reactions.lua).
 -- `viewer` is the user whose `reactions.hasReacted` it shows, or a boolean to set it outright.
 local function element_json(key, z, viewer)
     local flat = redis.call('HGETALL', key)
     local members = {}
-    local creator = 'null'
+    local creator_id, stored = nil, nil
     for i = 1, #flat, 2 do
         local name, value = flat[i], flat[i + 1]
         if name == 'creator' then
-            creator = value
+            -- A copy written by an older version: shown only when the room has no profile.
+            stored = value
         else
+            if name == 'createdBy' then creator_id = value end
             members[#members + 1] = json_member(name, value)
         end
     end
+    local creator = creator_id and profile_json(creator_id, stored) or (stored or 'null')
     return '{' .. table.concat(members, ',') .. ',"zIndex":' .. z .. ',"creator":' .. creator .. ',"reactions":' .. reactions_json(key .. ':reactions', viewer) .. '}'
 end
 

@@ -1,7 +1,8 @@
 -- Creates an element on top of the room's stack and emits `element:created`.
 -- KEYS: the element layout of _shared.lua, KEYS[6] the new element's hash.
 -- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now (epoch ms),
--- ARGV[5] events kept, ARGV[6] creator's profile as JSON, ARGV[7] most elements per room,
+-- ARGV[5] events kept, ARGV[6] creator's public profile as JSON (stored in the room's profiles
+-- only when the room has none for them: a profile change keeps those current), ARGV[7] most elements per room,
 -- ARGV[8…] field, value, field, value … (validated by the caller; createdAt included)
 -- KEYS[7] presence set, KEYS[8] unseen elements hash, KEYS[9] the request key (optional, _request.lua).
 -- Every participant who does not have the room open, the creator aside, gets one more unseen element.
@@ -12,7 +13,9 @@ if earlier then return { 'replayed', earlier } end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
     error({ err = 'LIMIT the room has reached its element limit' })
 end
-local fields = { 'id', ARGV[2], 'roomId', ARGV[3], 'createdBy', ARGV[1], 'creator', ARGV[6] }
+-- The element references its creator by id; the profile is read from the room's when sent.
+redis.call('HSETNX', KEYS[1] .. ':profiles', ARGV[1], ARGV[6])
+local fields = { 'id', ARGV[2], 'roomId', ARGV[3], 'createdBy', ARGV[1] }
 for i = 8, #ARGV do
     fields[#fields + 1] = ARGV[i]
 end

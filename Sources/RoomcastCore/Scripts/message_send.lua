@@ -10,7 +10,7 @@
 -- ARGV[4]  created at, epoch milliseconds
 -- ARGV[5]  event frame before the offset
 -- ARGV[6]  event frame after the offset
--- ARGV[7]  messages kept (approximate MAXLEN)
+-- ARGV[7]  messages kept (exact MAXLEN: `messages.kept_per_room`, the oldest go first)
 -- ARGV[8]  events kept (approximate MAXLEN)
 -- KEYS[5]  presence set            room:{<roomId>}:presence
 -- KEYS[6]  unseen messages hash    room:{<roomId>}:unseen:messages
@@ -26,7 +26,7 @@ if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then
 end
 local earlier = earlier_reply(KEYS[7])
 if earlier then return { 'replayed', earlier } end
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], '*',
+redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[7], '*',
     'id', ARGV[2], 'userId', ARGV[1], 'text', ARGV[3], 'createdAt', ARGV[4])
 local offset = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'p', ARGV[5], 's', ARGV[6])
 redis.call('SPUBLISH', KEYS[4], offset .. ' ' .. ARGV[5] .. offset .. ARGV[6])

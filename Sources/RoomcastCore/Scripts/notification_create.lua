@@ -26,8 +26,8 @@ if excess > 0 then
 end
 
 local unread = redis.call('SCARD', KEYS[4])
-redis.call('SPUBLISH', KEYS[6], '- 42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
-redis.call('SPUBLISH', KEYS[6], '- 42["badge:updated",{"unreadCount":' .. unread .. '}]')
+emit_user(KEYS[6], '42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
+emit_user(KEYS[6], '42["badge:updated",{"unreadCount":' .. unread .. '}]')
 
 local reply = redis.call('HGETALL', KEYS[5])
 table.insert(reply, 1, unread)

@@ -4,5 +4,5 @@
 
 local unread = redis.call('SCARD', KEYS[1])
 redis.call('DEL', KEYS[1])
-redis.call('SPUBLISH', KEYS[2], '- 42["badge:updated",{"unreadCount":0}]')
+emit_user(KEYS[2], '42["badge:updated",{"unreadCount":0}]')
 return unread

@@ -3,8 +3,8 @@ public import RedisClient
 
 /// Chat messages: stored in the room's message stream and broadcast as `message:new`.
 public struct MessageStore: Sendable {
-    private let redis: RedisClient
-    /// Messages kept per room (approximate, Redis trims whole stream nodes).
+    let redis: RedisClient
+    /// Messages kept per room, `messages.kept_per_room`: exactly, the oldest go first.
     public var messagesKept = 10_000
     /// Room events kept for recovery by offset (approximate).
     public var eventsKept = 1_000

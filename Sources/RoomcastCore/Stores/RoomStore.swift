@@ -1,3 +1,4 @@
+import NIOCore
 public import RedisClient
 
 /// Rooms and who is in them.
@@ -39,8 +40,16 @@ public struct RoomStore: Sendable {
                 keys: [RedisKeys.room(room.id), RedisKeys.roomParticipants(room.id)],
                 arguments: [room.id.rawValue, name ?? "", creator.rawValue, Int(now.milliseconds)] + participantIDs.map(\.rawValue)
             )
-            // Each participant's list lives in that user's slot: one command per user.
-            _ = try await redis.pipeline(participantIDs.map { RedisCommand("ZADD", RedisKeys.userRooms($0), Int(now.milliseconds), room.id.rawValue) })
+            // The participants' public profiles, for elements and hearts to show (kept current
+            // by profile changes), then each participant's list, in that user's slot: one
+            // command per user.
+            let profiles = participants.flatMap { user -> [any RedisArgument] in
+                [user.id.rawValue, (try? JSONCoding.encode(user)).map { String(buffer: $0) } ?? "null"]
+            }
+            _ = try await redis.pipeline(
+                [RedisCommand("HSET", [RedisKeys.roomProfiles(room.id)] + profiles)]
+                    + participantIDs.map { RedisCommand("ZADD", RedisKeys.userRooms($0), Int(now.milliseconds), room.id.rawValue) }
+            )
         }
         try await UserEvents(redis: redis).publish("room:created", RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
         return room

@@ -16,21 +16,27 @@ public struct UserSocketStore: Sendable {
     }
 
     /// Counts a new socket of `user`.
+    /// - Returns: the offset of the user's newest event (`0-0` when none): the user's events after
+    ///   it are the ones this socket gets.
     /// - Throws: `limit_exceeded` when the user already has `limit` sockets connected.
-    public func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) {
+    @discardableResult
+    public func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> StreamOffset {
         let now = Timestamp.now().milliseconds
-        let count = try await mappingRedisErrors { () throws(RedisError) in
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
-                RoomcastScripts.userSocketOpen, keys: [RedisKeys.userSockets(user)],
+                RoomcastScripts.userSocketOpen, keys: [RedisKeys.userSockets(user), RedisKeys.userStream(user)],
                 arguments: [Int(now), Int(now) + lifetime.wholeMilliseconds, limit, socket]
             )
         }
-        guard let count = try? Int(redisReply: count) else {
+        guard case .array(let parts) = reply, parts.count == 2, let count = try? Int(redisReply: parts[0]),
+            let offset = parts[1].string.flatMap(StreamOffset.init)
+        else {
             throw RoomcastError(.internalError, "unexpected reply from user_socket_open")
         }
         guard count >= 0 else {
             throw RoomcastError(.limitExceeded, "a user can have at most \(limit) sockets connected at once: close one first")
         }
+        return offset
     }
 
     /// Stops counting a socket that closed.

@@ -2,18 +2,32 @@ public import RedisClient
 
 /// Accounts: creation with unique names, lookup by id or name, paging through all of them.
 public struct UserStore: Sendable {
-    private let redis: RedisClient
+    let redis: RedisClient
 
     /// Creates a store over a client.
     public init(redis: RedisClient) {
         self.redis = redis
     }
 
-    /// Creates an account. Throws `conflict` when the username is taken (case-insensitively).
-    /// - Parameter passwordHash: the bcrypt hash; the store never sees the password.
+    /// Creates an account and returns its public profile (see ``createAccount(username:passwordHash:displayName:profile:)``).
     public func create(username: String, passwordHash: String, displayName: String?) async throws(RoomcastError) -> User {
+        try await createAccount(username: username, passwordHash: passwordHash, displayName: displayName).user
+    }
+
+    /// Creates an account. Throws `conflict` when the username or the email is taken
+    /// (case-insensitively).
+    /// - Parameters:
+    ///   - passwordHash: the bcrypt hash; the store never sees the password.
+    ///   - profile: the profile fields to set (validated by the caller).
+    public func createAccount(
+        username: String, passwordHash: String, displayName: String?, profile: ProfileChanges = ProfileChanges()
+    ) async throws(RoomcastError) -> Account {
         try Credentials.validate(username: username)
-        let user = User(id: .random(), username: username, displayName: displayName, createdAt: .now())
+        var user = User(id: .random(), username: username, displayName: displayName, createdAt: .now())
+        var account = Account(user: user, email: nil)
+        account.apply(profile)
+        user = account.user
+        if let email = account.email { try await claim(email: email, for: user.id) }
         let created = try await mappingRedisErrors { () throws(RedisError) in
             // The name is claimed first: a crash between the two steps leaves a reserved name
             // pointing at no account, never two accounts with one name.
@@ -24,6 +38,7 @@ public struct UserStore: Sendable {
                 "passwordHash", passwordHash, "createdAt", Int(user.createdAt.milliseconds),
             ]
             if let displayName { fields += ["displayName", displayName] }
+            fields += account.profileFields.flatMap { [$0.name, $0.value] as [any RedisArgument] }
             // The index entry follows the hash in the same write, so a listed id has an account.
             let replies = try await redis.pipeline([
                 RedisCommand("HSET", fields),
@@ -32,20 +47,26 @@ public struct UserStore: Sendable {
             for reply in replies { _ = try Int(redisReply: reply) }
             return true
         }
-        guard created else { throw RoomcastError(.conflict, "username '\(username)' is taken") }
-        return user
+        guard created else {
+            // The email claimed for this attempt goes back.
+            if let email = account.email {
+                _ = try? await redis.evaluate(RoomcastScripts.ownerRelease, keys: [RedisKeys.email(email)], arguments: [user.id.rawValue])
+            }
+            throw RoomcastError(.conflict, "username '\(username)' is taken")
+        }
+        return account
     }
 
     /// The account with this username and its password hash, for login.
-    public func credentials(username: String) async throws(RoomcastError) -> (user: User, passwordHash: String)? {
+    public func credentials(username: String) async throws(RoomcastError) -> (account: Account, passwordHash: String)? {
         guard (try? Credentials.validate(username: username)) != nil else { return nil }
         return try await mappingRedisErrors { () throws(RedisError) in
             guard let id = try await redis.send(RedisCommand("GET", RedisKeys.username(username)), as: String?.self),
                 let userID = UserID(id)
             else { return nil }
             let fields = try await redis.send(RedisCommand("HGETALL", RedisKeys.user(userID))).fields
-            guard let user = User(fields: fields), let hash = fields["passwordHash"] else { return nil }
-            return (user, hash)
+            guard let account = Account(fields: fields), let hash = fields["passwordHash"] else { return nil }
+            return (account, hash)
         }
     }
 
@@ -56,11 +77,21 @@ public struct UserStore: Sendable {
 
     /// The users that exist among `ids`, in the same order.
     public func users(_ ids: [UserID]) async throws(RoomcastError) -> [User] {
+        try await accounts(ids).map(\.user)
+    }
+
+    /// The account (profile and email) of `id`, or `nil` when there is none.
+    public func account(_ id: UserID) async throws(RoomcastError) -> Account? {
+        try await accounts([id]).first
+    }
+
+    /// The accounts that exist among `ids`, in the same order.
+    public func accounts(_ ids: [UserID]) async throws(RoomcastError) -> [Account] {
         guard !ids.isEmpty else { return [] }
         let replies = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.pipeline(ids.map { RedisCommand("HGETALL", RedisKeys.user($0)) })
         }
-        return replies.compactMap { User(fields: $0.fields) }
+        return replies.compactMap { Account(fields: $0.fields) }
     }
 
     /// A page of the index of every user, oldest account first, leaving out `excluded`.
@@ -103,7 +134,7 @@ public struct UserStore: Sendable {
             }
         }
         let nextCursor = found.count > limit ? found[limit - 1] : nil
-        return UserPage(users: try await users(found.prefix(limit).map(\.id)), nextCursor: nextCursor)
+        return UserPage(accounts: try await accounts(found.prefix(limit).map(\.id)), nextCursor: nextCursor)
     }
 }
 
@@ -113,6 +144,17 @@ extension User {
         guard let id = fields["id"].flatMap(UserID.init), let username = fields["username"],
             let created = fields["createdAt"].flatMap(Int64.init)
         else { return nil }
-        self.init(id: id, username: username, displayName: fields["displayName"], createdAt: Timestamp(milliseconds: created))
+        self.init(
+            id: id, username: username, displayName: fields["displayName"], firstName: fields["firstName"],
+            lastName: fields["lastName"], avatarUrl: fields["avatarUrl"], createdAt: Timestamp(milliseconds: created)
+        )
+    }
+}
+
+extension Account {
+    /// Reads an account from its user hash; `nil` for a missing or damaged one.
+    init?(fields: [String: String]) {
+        guard let user = User(fields: fields) else { return nil }
+        self.init(user: user, email: fields["email"])
     }
 }

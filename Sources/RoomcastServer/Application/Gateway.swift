@@ -34,7 +34,7 @@ public struct Gateway: Sendable {
         let redis = RedisClient(configuration: redisConfiguration, logger: logger.with(label: "redis"))
         let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
         let hub = SocketHub(
-            redis: redisConfiguration, eventLog: eventLog, gapReadTimeout: settings.gapReadTimeout, logger: logger.with(label: "pubsub")
+            redis: redisConfiguration, eventLog: eventLog, userEventLog: UserEventLog(redis: redis), gapReadTimeout: settings.gapReadTimeout, logger: logger.with(label: "pubsub")
         )
         let tokens = TokenService(secret: secret, lifetime: settings.tokenLifetime)
         let users = UserStore(redis: redis)
@@ -42,6 +42,7 @@ public struct Gateway: Sendable {
         var messages = MessageStore(redis: redis)
         messages.eventsKept = settings.roomStreamLength
         messages.maxTextLength = settings.maxMessageLength
+        messages.messagesKept = settings.messagesKeptPerRoom
         let elements = ElementStore(
             redis: redis, eventsKept: settings.roomStreamLength, maxElements: settings.maxRoomElements,
             maxContentLength: settings.maxElementContentLength
@@ -100,6 +101,7 @@ public struct Gateway: Sendable {
         AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: api)
         RoomRoutes(rooms: rooms, notifier: notifier, maxParticipants: settings.maxRoomParticipants).register(on: api)
         UserRoutes(users: users, rooms: rooms).register(on: api)
+        MessageRoutes(messages: messages).register(on: api)
         PushTokenRoutes(tokens: pushTokens).register(on: api)
         ElementRoutes(elements: elements, reactions: reactions, notifier: notifier, users: users).register(on: api)
         NotificationRoutes(notifications: notifications).register(on: api)

@@ -22,6 +22,7 @@ extension GatewaySettings {
         public static let maxRoomElements = "rooms.max_elements"
         public static let roomStreamLength = "rooms.stream_length"
         public static let maxMessageLength = "messages.max_length"
+        public static let messagesKeptPerRoom = "messages.kept_per_room"
         public static let maxElementContentLength = "elements.max_content_length"
         public static let maxRequestBodySize = "http.max_body_bytes"
         public static let corsOrigins = "http.cors_origins"
@@ -110,6 +111,7 @@ extension GatewaySettings {
         maxRoomElements = try Self.integer(reader, Key.maxRoomElements, in: 1...1_000_000) ?? maxRoomElements
         roomStreamLength = try Self.integer(reader, Key.roomStreamLength, in: 10...10_000_000) ?? roomStreamLength
         maxMessageLength = try Self.integer(reader, Key.maxMessageLength, in: 1...1_000_000) ?? maxMessageLength
+        messagesKeptPerRoom = try Self.integer(reader, Key.messagesKeptPerRoom, in: 1...10_000_000) ?? messagesKeptPerRoom
         maxElementContentLength = try Self.integer(reader, Key.maxElementContentLength, in: 1...ElementFields.maximumContentLength) ?? maxElementContentLength
         maxRequestBodySize = try Self.integer(reader, Key.maxRequestBodySize, in: 1024...(256 * 1024 * 1024)) ?? maxRequestBodySize
         if let milliseconds = try Self.integer(reader, Key.httpIdleTimeout, in: 100...3_600_000) {

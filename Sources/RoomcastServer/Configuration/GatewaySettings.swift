@@ -28,6 +28,9 @@ public struct GatewaySettings: Sendable {
     public var maxRoomElements: Int = 5_000
     /// Longest chat message, in bytes of UTF-8.
     public var maxMessageLength: Int = 16_000
+    /// Chat messages kept per room for `GET /api/rooms/:roomId/messages` (oldest go first;
+    /// approximate, Redis trims whole stream nodes).
+    public var messagesKeptPerRoom: Int = 10_000
     /// Longest element `content` (a note's text), in bytes of UTF-8.
     public var maxElementContentLength: Int = 80_000
     /// Largest REST request body, in bytes; a larger one is `payload_too_large`.

@@ -15,7 +15,8 @@ struct UserRoutes {
             var excluded = try await rooms.partners(of: caller)
             excluded.insert(caller)
             let users = try await users.page(after: cursor, limit: page.limit, excluding: excluded)
-            return PagedAPIResponse(users.users, nextCursor: users.nextCursor?.encoded)
+            // With emails, as the app's "+" screen shows them.
+            return PagedAPIResponse(users.accounts, nextCursor: users.nextCursor?.encoded)
         }
     }
 }

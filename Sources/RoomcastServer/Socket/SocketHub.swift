@@ -12,6 +12,10 @@ import Synchronization
 /// A channel (a room's or a user's) is subscribed when its first local session is added and
 /// unsubscribed when its last one is removed; only those edges reach Redis. Published events are
 /// forwarded to the channel's sessions as the bytes that arrived: no JSON is decoded here.
+///
+/// Room and user channels alike carry stream offsets: after a pub/sub outage every channel the
+/// node holds is subscribed again (by the subscriber) and the events it missed are read back
+/// from the room's or the user's stream.
 final class SocketHub: Service, Sendable {
     /// A local socket and the user it is connected as (per-recipient events depend on it).
     private struct Member {
@@ -23,8 +27,8 @@ final class SocketHub: Service, Sendable {
         var sessions: [ObjectIdentifier: Member]
         /// Completes when Redis confirmed the subscription.
         var subscribed: EventLoopFuture<Void>
-        /// A room channel's newest offset forwarded here: older or equal ones are repeats, and
-        /// after a pub/sub outage the gap starts right after it.
+        /// A channel's newest offset forwarded here (a room's or a user's stream): older or equal
+        /// ones are repeats, and after a pub/sub outage the gap starts right after it.
         var lastOffset: StreamOffset?
         /// While the pub/sub link is down or its gap is being filled: live events held back, to
         /// follow the replayed ones in order.
@@ -39,7 +43,7 @@ final class SocketHub: Service, Sendable {
             return advance(past: envelope) ? Array(sessions.values) : []
         }
 
-        /// Moves a room channel's last offset to the envelope's; false for a repeat.
+        /// Moves a channel's last offset to the envelope's; false for a repeat.
         mutating func advance(past envelope: EventEnvelope) -> Bool {
             guard let offset = envelope.offset.flatMap(StreamOffset.init) else { return true }
             if let last = lastOffset, offset <= last { return false }
@@ -62,9 +66,10 @@ final class SocketHub: Service, Sendable {
     /// - Parameters:
     ///   - configuration: how to reach Redis for the subscriber.
     ///   - eventLog: where missed room events are read back after a pub/sub outage.
-    ///   - gapReadTimeout: how long reading them back is retried before the room's sockets are
+    ///   - userEventLog: where missed per-user events are read back after a pub/sub outage.
+    ///   - gapReadTimeout: how long reading them back is retried before the channel's sockets are
     ///     closed instead.
-    init(redis configuration: RedisConfiguration, eventLog: RoomEventLog, gapReadTimeout: Duration, logger: Logger) {
+    init(redis configuration: RedisConfiguration, eventLog: RoomEventLog, userEventLog: UserEventLog, gapReadTimeout: Duration, logger: Logger) {
         let index = Index()
         var configuration = configuration
         configuration.clientName = "roomcast-subscriber"
@@ -75,11 +80,12 @@ final class SocketHub: Service, Sendable {
             case .message(let message):
                 Self.deliver(message, from: index, logger: logger)
             case .connectionLost(let error):
-                logger.warning("pub/sub connection lost; room events are held until the gap is filled", metadata: ["error": "\(error)"])
+                logger.warning("pub/sub connection lost; room and user events are held until the gap is filled", metadata: ["error": "\(error)"])
                 Self.hold(index)
             case .restored(let channels):
                 logger.info("pub/sub connection restored; filling the gap", metadata: ["channels": "\(channels.count)"])
-                Task { await Self.repair(index, from: eventLog, patience: gapReadTimeout, logger: logger) }
+                let logs = GapLogs(rooms: eventLog, users: userEventLog)
+                Task { await Self.repair(index, from: logs, patience: gapReadTimeout, logger: logger) }
             }
         }
     }
@@ -89,7 +95,9 @@ final class SocketHub: Service, Sendable {
     }
 
     /// Adds a session to a channel; the future completes once the node is subscribed to it.
-    func add(_ session: SocketSession, as user: UserID, to channel: String, deadline: NIODeadline) -> EventLoopFuture<Void> {
+    /// - Parameter offset: the offset the channel's events are current at when the node holds
+    ///   none of its sessions yet (a user channel: read before subscribing); a gap starts there.
+    func add(_ session: SocketSession, as user: UserID, to channel: String, after offset: StreamOffset? = nil, deadline: NIODeadline) -> EventLoopFuture<Void> {
         let member = Member(session: session, user: user.rawValue)
         return index.entries.withLock { entries in
             if var entry = entries[channel] {
@@ -98,7 +106,7 @@ final class SocketHub: Service, Sendable {
                 return entry.subscribed
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
-            entries[channel] = Entry(sessions: [ObjectIdentifier(session): member], subscribed: subscribed)
+            entries[channel] = Entry(sessions: [ObjectIdentifier(session): member], subscribed: subscribed, lastOffset: offset)
             GatewayMetrics.channels(of: channel).increment()
             return subscribed
         }
@@ -187,7 +195,8 @@ final class SocketHub: Service, Sendable {
         return groups.map { ($0.loop, $0.members) }
     }
 
-    /// The pub/sub link is down: hold room events from now on (none arrive until it is back).
+    /// The pub/sub link is down: hold the events of every channel with an offset (rooms, users)
+    /// from now on (none arrive until it is back).
     private static func hold(_ index: Index) {
         index.entries.withLock { entries in
             for (channel, entry) in entries where entry.held == nil && entry.lastOffset != nil {
@@ -196,52 +205,53 @@ final class SocketHub: Service, Sendable {
         }
     }
 
-    /// The events of `room` after `last`, read again with backoff while Redis refuses (a
-    /// restarted Redis Cluster takes subscriptions seconds before it serves reads: `CLUSTERDOWN`);
-    /// `nil` once `patience` has passed. The room's live events stay held meanwhile.
+    /// The events of `channel` (a room's or a user's) after `last`, read again with backoff
+    /// while Redis refuses (a restarted Redis Cluster takes subscriptions seconds before it serves
+    /// reads: `CLUSTERDOWN`); `nil` once `patience` has passed. The channel's live events stay
+    /// held meanwhile.
     private static func missedEvents(
-        of room: RoomID, after last: StreamOffset, from eventLog: RoomEventLog, patience: Duration, logger: Logger
+        of channel: String, after last: StreamOffset, from logs: GapLogs, patience: Duration, logger: Logger
     ) async -> [EventEnvelope]? {
         let deadline = ContinuousClock.now + patience
         let backoff = Backoff(initial: .milliseconds(50), maximum: .seconds(1))
         var attempt = 0
         while true {
             do {
-                return try await eventLog.events(of: room, after: last)
+                return try await logs.events(of: channel, after: last)
             } catch {
                 attempt += 1
                 let delay = backoff.delay(attempt: attempt)
                 guard ContinuousClock.now + delay < deadline else {
-                    logger.warning("could not read the events missed in a room", metadata: ["room": "\(room)", "error": "\(error)"])
+                    logger.warning("could not read the events missed in a channel", metadata: ["channel": "\(channel)", "error": "\(error)"])
                     return nil
                 }
-                logger.debug("reading the events missed in a room again", metadata: ["room": "\(room)", "error": "\(error)"])
+                logger.debug("reading the events missed in a channel again", metadata: ["channel": "\(channel)", "error": "\(error)"])
                 try? await Task.sleep(for: delay)
             }
         }
     }
 
-    /// The link is back: sends each held room the events it missed (read from its stream after
-    /// the last offset forwarded), then the events held meanwhile, skipping repeats, and lets
-    /// live events through again. Clients see no gap and no repeat.
-    private static func repair(_ index: Index, from eventLog: RoomEventLog, patience: Duration, logger: Logger) async {
+    /// The link is back: sends each held channel (room or user) the events it missed (read from
+    /// its stream after the last offset forwarded), then the events held meanwhile, skipping
+    /// repeats, and lets live events through again. Clients see no gap and no repeat.
+    private static func repair(_ index: Index, from logs: GapLogs, patience: Duration, logger: Logger) async {
         let gaps = index.entries.withLock { entries in
-            entries.compactMap { channel, entry -> (String, RoomID, StreamOffset)? in
-                guard entry.held != nil, let last = entry.lastOffset, let room = RedisKeys.room(ofChannel: channel) else { return nil }
-                return (channel, room, last)
+            entries.compactMap { channel, entry -> (String, StreamOffset)? in
+                guard entry.held != nil, let last = entry.lastOffset else { return nil }
+                return (channel, last)
             }
         }
-        for (channel, room, last) in gaps {
-            guard let missed = await missedEvents(of: room, after: last, from: eventLog, patience: patience, logger: logger) else {
-                // The gap cannot be read back: the room's sockets are closed instead of left
+        for (channel, last) in gaps {
+            guard let missed = await missedEvents(of: channel, after: last, from: logs, patience: patience, logger: logger) else {
+                // The gap cannot be read back: the channel's sockets are closed instead of left
                 // with a hole, and their clients reconnect and recover by offset themselves.
                 let sessions = index.entries.withLock { entries in
                     entries[channel]?.held = nil
                     return entries[channel].map { Array($0.sessions.values) } ?? []
                 }
-                logger.error("closing a room's sockets: the events they missed could not be read", metadata: ["room": "\(room)"])
+                logger.error("closing a channel's sockets: the events they missed could not be read", metadata: ["channel": "\(channel)"])
                 for member in sessions {
-                    member.session.close(.goingAway, reason: "missed room events; reconnect to recover")
+                    member.session.close(.goingAway, reason: "missed events; reconnect to recover")
                 }
                 continue
             }
@@ -262,7 +272,7 @@ final class SocketHub: Service, Sendable {
                 }
             }
             if !missed.isEmpty {
-                logger.notice("filled a pub/sub gap", metadata: ["room": "\(room)", "events": "\(missed.count)"])
+                logger.notice("filled a pub/sub gap", metadata: ["channel": "\(channel)", "events": "\(missed.count)"])
             }
         }
         // Channels subscribed while the link was down have nothing to fill.

@@ -53,9 +53,11 @@ final class SocketState: @unchecked Sendable {
     /// Marks the socket connected as `user` and subscribes the node to the user's channel.
     /// - Throws: `limit_exceeded` when the user has `socket.max_per_user` sockets already.
     func connect(as user: User) async throws(RoomcastError) {
-        try await services.presence.open(session.id, of: user.id, limit: services.settings.maxSocketsPerUser)
+        // The user's newest event offset is read before subscribing: the node reads back the
+        // user's events after it should its pub/sub link drop.
+        let offset = try await services.presence.open(session.id, of: user.id, limit: services.settings.maxSocketsPerUser)
         do {
-            try await subscribe(to: RedisKeys.userChannel(user.id), as: user.id)
+            try await subscribe(to: RedisKeys.userChannel(user.id), as: user.id, after: offset)
         } catch {
             await services.presence.close(session.id, of: user.id)
             throw error
@@ -181,10 +183,11 @@ final class SocketState: @unchecked Sendable {
         var unseenCount: Int
     }
 
-    private func subscribe(to channel: String, as user: UserID) async throws(RoomcastError) {
+    /// - Parameter offset: for a user channel, the offset its events are current at.
+    private func subscribe(to channel: String, as user: UserID, after offset: StreamOffset? = nil) async throws(RoomcastError) {
         let deadline = NIODeadline.now() + .milliseconds(Int64(services.redisTimeout.wholeMilliseconds))
         do {
-            try await services.hub.add(session, as: user, to: channel, deadline: deadline).get()
+            try await services.hub.add(session, as: user, to: channel, after: offset, deadline: deadline).get()
         } catch {
             services.hub.remove(session, from: channel)
             throw RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")

@@ -1,0 +1,10 @@
+-- Deletes an owner record (a string naming a user id) only if it still names this user: a device
+-- token may have moved to another account meanwhile, an email may have been claimed again.
+-- KEYS[1] push-token:{<token>} or email:{<address>}
+-- ARGV[1] user id
+-- Returns 1 if deleted, else 0.
+
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+end
+return 0
