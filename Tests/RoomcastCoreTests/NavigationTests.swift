@@ -268,7 +268,7 @@ struct NavigationTests {
         }
     }
 
-    @Test("names: 100 characters pass, 101 are invalid_payload and change nothing")
+    @Test("names: 100 characters pass, 101 or more than 800 bytes are invalid_payload and change nothing")
     func renameLength() async throws {
         try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob")
@@ -278,6 +278,8 @@ struct NavigationTests {
             await expectRoomcastError(.invalidPayload) { try await store.rename(room.id, to: String(repeating: "x", count: 101), by: users[0].id) }
             #expect(try await store.room(room.id) == before)
             #expect(before?.name == "Keep")
+            // One character of 801 bytes (a letter and 400 combining marks) is too long too.
+            await expectRoomcastError(.invalidPayload) { try await store.rename(room.id, to: "a" + String(repeating: "\u{0301}", count: 400), by: users[0].id) }
             // Characters as people count them: 100 flags are 100 characters, 800 bytes.
             let flags = String(repeating: "🇮🇹", count: 100)
             #expect(try await store.rename(room.id, to: flags, by: users[0].id).name == flags)

@@ -37,7 +37,7 @@ struct NotificationPushJobTests {
 
             let jobs = try await NotificationFixture.stream(redis, RedisKeys.pushOutbox)
             #expect(jobs.count == 6)
-            #expect(jobs.allSatisfy { Set($0.fields.keys) == ["user", "token", "notification", "payload"] })
+            #expect(jobs.allSatisfy { Set($0.fields.keys) == ["user", "token", "platform", "notification", "payload"] })
             #expect(jobs.allSatisfy { $0.fields["user"] == alice.id.rawValue })
             // In create order, one job per device each.
             let created = [first, second, third]
