@@ -1,5 +1,6 @@
 import RedisClient
 import RoomcastCore
+import RoomcastTestSupport
 import Testing
 
 @Suite("RoomcastError from RedisError")
@@ -23,7 +24,7 @@ struct RoomcastErrorRedisTests {
         "other error replies are internal and do not leak Redis's text",
         arguments: [
             "ERR unknown command 'FOO'", "WRONGTYPE Operation against a key holding the wrong kind of value",
-            "NOSCRIPT No matching script", "forbidden lower case", "FORBIDDENX no", "OOM command not allowed", "",
+            "NOSCRIPT No matching script", "forbidden lower case", "FORBIDDENX no", "OOMX", "",
         ]
     )
     func otherReplies(reply: String) {
@@ -45,6 +46,7 @@ struct RoomcastErrorRedisTests {
         arguments: [
             "LOADING Redis is loading the dataset in memory", "CLUSTERDOWN The cluster is down",
             "TRYAGAIN Multiple keys request during rehashing of slot", "MASTERDOWN Link with MASTER is down",
+            "OOM command not allowed when used memory > 'maxmemory'.",
         ]
     )
     func transientReplies(reply: String) {
@@ -56,5 +58,19 @@ struct RoomcastErrorRedisTests {
     @Test("other client failures are internal", arguments: [RedisError.Code.unexpectedReply, .protocolError, .invalidURL])
     func otherFailures(code: RedisError.Code) {
         #expect(RoomcastError(RedisError(code, "something")).code == .internalError)
+    }
+
+    @Test("a full Redis (maxmemory, noeviction) refuses writes as unavailable; reads and, once it has room, writes go on")
+    func fullRedis() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await MessageStoreTests.fixture(redis)
+            let store = MessageStore(redis: redis)
+            _ = try await server.onEveryServer { try await $0.send(RedisCommand("CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory", "1")) }
+            let refused = await #expect(throws: RoomcastError.self) { try await store.send("hello", from: f.alice, to: f.room.id) }
+            #expect(refused?.code == .unavailable)
+            #expect(try await RoomStore(redis: redis).room(f.room.id) != nil)
+            _ = try await server.onEveryServer { try await $0.send(RedisCommand("CONFIG", "SET", "maxmemory", "0")) }
+            #expect(try await store.send("hello", from: f.alice, to: f.room.id).message.text == "hello")
+        }
     }
 }

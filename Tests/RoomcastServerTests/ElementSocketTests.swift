@@ -790,7 +790,7 @@ struct ElementSocketTests {
                 ("element:create", #"{"roomId":"\#(room)","element":\#(with("scaleX", 1001))}"#, "scaleX"),
                 ("element:create", #"{"roomId":"\#(room)","element":\#(with("positionY", 1e8))}"#, "positionY"),
                 ("element:create", #"{"roomId":"\#(room)","element":\#(with("height", nil))}"#, "height"),
-                ("element:create", #"{"roomId":"\#(room)","element":\#(with("stickerText", .string(String(repeating: "s", count: 201))))}"#, "stickerText"),
+                ("element:create", #"{"roomId":"\#(room)","element":\#(with("stickerText", .string(String(repeating: "s", count: 801))))}"#, "stickerText"),
                 ("element:create", #"{"roomId":"\#(room)","element":\#(with("content", .string(String(repeating: "c", count: 80_001))))}"#, "content"),
                 ("element:create", #"{"roomId":"\#(room)","element":{"type":"note","positionX":0,"positionY":0,"width":1,"height":1,"rotation":1e400}}"#, nil),
                 ("element:update", #"{"roomId":"\#(room)","elementId":"\#(id)","updates":{}}"#, "updates"),

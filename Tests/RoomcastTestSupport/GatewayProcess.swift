@@ -36,11 +36,16 @@ public final class GatewayProcess: Sendable {
         throw GatewayProcessError("roomcast printed no ready line within \(readyTimeout)")
     }
 
-    /// What every test node gets unless a test overrides it: a JWT secret the tests share, and
-    /// the cheapest bcrypt cost so that registering users does not dominate test time.
+    /// What every test node gets unless a test overrides it: a JWT secret the tests share, the
+    /// cheapest bcrypt cost so that registering users does not dominate test time, and REST rate
+    /// limits out of the way (every test user registers from 127.0.0.1; the limits have tests
+    /// of their own).
     public static let testEnvironment = [
         "ROOMCAST_JWT_SECRET": jwtSecret,
         "ROOMCAST_AUTH_BCRYPT_COST": "4",
+        "ROOMCAST_RATE_LOGINS_PER_ADDRESS": "1000000",
+        "ROOMCAST_RATE_LOGINS_PER_ACCOUNT": "1000000",
+        "ROOMCAST_RATE_REST_MUTATIONS_PER_USER": "1000000",
     ]
 
     /// The HS256 secret of test nodes, for tests that forge tokens.

@@ -232,6 +232,11 @@ class GatewayNode:
         environment.update({
             "ROOMCAST_JWT_SECRET": JWT_SECRET,
             "ROOMCAST_AUTH_BCRYPT_COST": "4",
+            # Every test user registers from 127.0.0.1: REST rate limits out of the way (they
+            # have tests of their own, with their own settings).
+            "ROOMCAST_RATE_LOGINS_PER_ADDRESS": "1000000",
+            "ROOMCAST_RATE_LOGINS_PER_ACCOUNT": "1000000",
+            "ROOMCAST_RATE_REST_MUTATIONS_PER_USER": "1000000",
         })
         # Node settings as environment variables (ROOMCAST_...), over the defaults above.
         environment.update(settings or {})

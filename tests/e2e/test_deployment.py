@@ -280,6 +280,15 @@ def test_cluster_config_keeps_what_the_standalone_config_sets():
     assert "cluster-announce-ip" not in cluster, "one announced address cannot fit three masters"
 
 
+def test_redis_never_evicts_roomcast_data():
+    """Redis holds the only copy: when full it must refuse writes, not drop keys."""
+    for name in ("redis.conf", "redis-cluster.conf"):
+        with open(os.path.join(REPOSITORY, "config", name), encoding="utf-8") as handle:
+            settings = parse_redis_config(handle.read())
+        assert settings.get("maxmemory-policy") == "noeviction", name
+        assert settings.get("maxmemory", "0") not in ("0", ""), f"{name}: no maxmemory"
+
+
 def test_cluster_init_names_every_master_and_gates_the_nodes(cluster_compose):
     masters = redis_services(cluster_compose)
     name, init = cluster_init(cluster_compose)

@@ -42,11 +42,14 @@ public struct RoomcastError: Error, Hashable, Sendable, CustomStringConvertible 
     public var code: Code
     /// A human-readable explanation.
     public var message: String
+    /// For `rate_limited`: when the client may try again (REST answers it as `Retry-After`).
+    public var retryAfter: Duration?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, retryAfter: Duration? = nil) {
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(code): \(message)" }

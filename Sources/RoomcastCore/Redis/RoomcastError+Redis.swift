@@ -7,7 +7,7 @@ extension RoomcastError {
     /// Scripts report domain refusals as error replies whose first word is a code (`FORBIDDEN`,
     /// `NOT_FOUND`, `CONFLICT`, `INVALID`); connection failures, timeouts and the replies of a
     /// Redis that is starting or failing over (`LOADING`, `CLUSTERDOWN`, `TRYAGAIN`, `MASTERDOWN`)
-    /// mean Redis is unavailable for now; anything else is internal.
+    /// mean Redis is unavailable for now, and so does a full one (`OOM`); anything else is internal.
     public init(_ error: RedisError) {
         switch error.replyPrefix {
         case "FORBIDDEN"?: self.init(.forbidden, Self.text(error))
@@ -16,6 +16,8 @@ extension RoomcastError {
         case "INVALID"?: self.init(.invalidPayload, Self.text(error))
         case "LIMIT"?: self.init(.limitExceeded, Self.text(error))
         case "LOADING"?, "CLUSTERDOWN"?, "TRYAGAIN"?, "MASTERDOWN"?: self.init(.unavailable, "storage is unavailable, retry later")
+        // `maxmemory` reached under `noeviction` (config/redis.conf): writes are refused, reads go on.
+        case "OOM"?: self.init(.unavailable, "storage is full, retry later")
         case .some: self.init(.internalError, "the server could not complete the request")
         case nil:
             if error.code == .timeout || error.code == .connectionClosed || error.code == .connectionFailed || error.code == .clientShutdown {

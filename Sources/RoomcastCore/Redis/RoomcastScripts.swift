@@ -56,11 +56,14 @@ public enum RoomcastScripts {
     /// `push_job_finish.lua`: acknowledge a push job, dead-lettering it when it failed.
     public static let pushJobFinish = script("push_job_finish")
 
+    /// `rate_limit_hit.lua`: count a request against a fixed window shared by every node.
+    public static let rateLimitHit = script("rate_limit_hit")
+
     /// Every script, for loading (and syntax-checking) at start-up.
     public static let all = [
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
         elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
-        notificationReadAll, ownerRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish,
+        notificationReadAll, ownerRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish, rateLimitHit,
     ]
 
     private static func script(_ name: String) -> RedisScript {

@@ -97,8 +97,9 @@ public struct Gateway: Sendable {
         // Tokens are checked on the API only: a stray header must not fail a health probe.
         // Services authenticate with their own key, never with a user's token.
         InternalNotificationRoutes(notifications: notifications, users: users, serviceKey: settings.notifications.serviceKey).register(on: router)
-        let api = router.group().add(middleware: AuthMiddleware(tokens: tokens))
-        AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost)).register(on: api)
+        let requestLimits = RequestLimits(limiter: RateLimiter(redis: redis), settings: settings.requestLimits)
+        let api = router.group().add(middleware: AuthMiddleware(tokens: tokens)).add(middleware: MutationLimitMiddleware(limits: requestLimits))
+        AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost), limits: requestLimits).register(on: api)
         RoomRoutes(rooms: rooms, notifier: notifier, maxParticipants: settings.maxRoomParticipants).register(on: api)
         UserRoutes(users: users, rooms: rooms).register(on: api)
         MessageRoutes(messages: messages).register(on: api)

@@ -27,6 +27,11 @@ extension GatewaySettings {
         public static let maxRequestBodySize = "http.max_body_bytes"
         public static let corsOrigins = "http.cors_origins"
         public static let httpIdleTimeout = "http.idle_timeout_ms"
+        public static let rateWindow = "rate.window_ms"
+        public static let loginsPerAccount = "rate.logins_per_account"
+        public static let loginsPerAddress = "rate.logins_per_address"
+        public static let mutationsPerUser = "rate.rest_mutations_per_user"
+        public static let trustForwardedFor = "rate.trust_forwarded_for"
         public static let presenceLifetime = "presence.ttl_ms"
         public static let gapReadTimeout = "pubsub.gap_read_timeout_ms"
         public static let pingInterval = "engineio.ping_interval_ms"
@@ -117,6 +122,7 @@ extension GatewaySettings {
         if let milliseconds = try Self.integer(reader, Key.httpIdleTimeout, in: 100...3_600_000) {
             httpIdleTimeout = .milliseconds(milliseconds)
         }
+        try readRequestLimits(reader)
         if let origins = reader.string(forKey: Self.configKey(Key.corsOrigins)) {
             guard let parsed = CORSOrigins(setting: origins) else {
                 throw ConfigurationError(key: Key.corsOrigins, reason: "'\(origins)' is not '*' or a comma-separated list of http(s)://host[:port] origins")
@@ -236,6 +242,26 @@ extension GatewaySettings {
     /// `redis.url` → the key components `["redis", "url"]`.
     static func configKey(_ dotted: String) -> ConfigKey {
         ConfigKey(dotted.split(separator: ".").map(String.init))
+    }
+
+    /// `rate.*`: one window for every limit, and the requests each allows in it.
+    private mutating func readRequestLimits(_ reader: ConfigReader) throws(ConfigurationError) {
+        var limits = requestLimits
+        if let milliseconds = try Self.integer(reader, Key.rateWindow, in: 1000...86_400_000) {
+            for path in [\RequestLimits.Settings.loginsPerAccount, \.loginsPerAddress, \.mutationsPerUser] {
+                limits[keyPath: path].window = .milliseconds(milliseconds)
+            }
+        }
+        limits.loginsPerAccount.requests = try Self.integer(reader, Key.loginsPerAccount, in: 1...1_000_000) ?? limits.loginsPerAccount.requests
+        limits.loginsPerAddress.requests = try Self.integer(reader, Key.loginsPerAddress, in: 1...1_000_000) ?? limits.loginsPerAddress.requests
+        limits.mutationsPerUser.requests = try Self.integer(reader, Key.mutationsPerUser, in: 1...1_000_000) ?? limits.mutationsPerUser.requests
+        if let text = reader.string(forKey: Self.configKey(Key.trustForwardedFor)) {
+            guard let value = Bool(text.lowercased()) else {
+                throw ConfigurationError(key: Key.trustForwardedFor, reason: "'\(text)' is not true or false")
+            }
+            limits.trustForwardedFor = value
+        }
+        requestLimits = limits
     }
 
     private static func integer(_ reader: ConfigReader, _ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {

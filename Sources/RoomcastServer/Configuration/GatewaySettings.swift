@@ -38,6 +38,8 @@ public struct GatewaySettings: Sendable {
     /// How long an HTTP connection may go without a whole request in flight: from its opening,
     /// or its last response, to the end of its next request (then it is closed).
     public var httpIdleTimeout: Duration = .seconds(30)
+    /// REST rate limits (`rate.*`), counted across nodes in Redis.
+    var requestLimits = RequestLimits.Settings()
     /// Browser origins allowed to use long-polling and the REST API across origins.
     public var corsOrigins: CORSOrigins = .none
     /// How long a socket counts as present in a room without its node refreshing it; nodes

@@ -25,6 +25,11 @@ extension RoomcastError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = try context.responseEncoder.encode(ErrorBody(self), from: request, context: context)
         response.status = status
+        if let retryAfter {
+            // Whole seconds, rounded up: a client that waits that long is in the next window.
+            let seconds = (retryAfter.wholeMilliseconds + 999) / 1000
+            response.headers[.retryAfter] = String(max(1, seconds))
+        }
         return response
     }
 }

@@ -17,9 +17,13 @@ struct RoomcastRequestContext: RequestContext {
     /// `payload_too_large`. A middleware may change it for the routes after it.
     var maxUploadSize: Int = Self.defaultMaxUploadSize
 
+    /// The client's IP address as the connection shows it (a proxy's, behind one).
+    var peerAddress: String?
+
     /// Creates the context of a new request.
     init(source: Source) {
         self.coreContext = .init(source: source)
+        self.peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated user.

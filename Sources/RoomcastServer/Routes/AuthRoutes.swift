@@ -6,6 +6,8 @@ struct AuthRoutes {
     let users: UserStore
     let tokens: TokenService
     let passwords: PasswordHasher
+    /// Logins and registrations per address and logins per account, over every node.
+    let limits: RequestLimits
 
     struct RegisterRequest: Decodable {
         var username: String
@@ -40,6 +42,7 @@ struct AuthRoutes {
 
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
         router.post("/api/auth/register") { request, context in
+            try await limits.checkRegistration(request, context: context)
             let body = try await request.decode(as: RegisterRequest.self, context: context)
             try Credentials.validate(username: body.username)
             try Credentials.validate(password: body.password)
@@ -52,7 +55,9 @@ struct AuthRoutes {
             return APIResponse(status: .created, Session(token: try await tokens.issue(for: account.user.id), user: account))
         }
         router.post("/api/auth/login") { request, context in
+            try await limits.checkLogin(request, context: context)
             let body = try await request.decode(as: LoginRequest.self, context: context)
+            try await limits.checkLogin(account: body.username)
             let account = try await users.credentials(username: body.username)
             // The hash check runs even for an unknown name, so timing does not reveal which names exist.
             guard try await passwords.verify(body.password, against: account?.passwordHash), let user = account?.account else {
