@@ -31,6 +31,8 @@ extension DecodingError {
         case is String.Type: return "a string"
         case is Int.Type, is Double.Type, is Int64.Type: return "a number"
         case is Bool.Type: return "true or false"
+        // JSONDecoder names a keyed container `[String: Any]`: a collection, but a JSON object.
+        case is [String: Any].Type: return "an object"
         default: return type is any Collection.Type ? "an array" : "an object"
         }
     }
