@@ -48,7 +48,7 @@ def rss_mib(node):
 
 
 def polling(node, sid=None, method="GET", body=None):
-    query = f"/socket.io/?EIO=4&transport=polling" + (f"&sid={sid}" if sid else "")
+    query = "/socket.io/?EIO=4&transport=polling" + (f"&sid={sid}" if sid else "")
     request = urllib.request.Request(f"http://127.0.0.1:{node.port}{query}", method=method, data=body)
     try:
         with urllib.request.urlopen(request, timeout=WAIT) as response:

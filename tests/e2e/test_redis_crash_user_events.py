@@ -50,8 +50,9 @@ def ready(node):
         return False
 
 
-def test_user_and_notification_events_after_a_redis_crash(crashable, connect):
-    redis, (node1, node2) = crashable
+def two_users_on_both_nodes(node1, node2, connect):
+    """Alice and Bob in a room, each with a socket on each node; Alice's on node 1 and Bob's on
+    node 2 have joined it."""
     api = Api(node1.url)
     alice = api.register("alice")
     bob = api.register("bob")
@@ -62,6 +63,12 @@ def test_user_and_notification_events_after_a_redis_crash(crashable, connect):
     }
     sockets["alice@1"].call("room:join", {"roomId": room})
     sockets["bob@2"].call("room:join", {"roomId": room})
+    return api, alice, bob, room, sockets
+
+
+def test_user_and_notification_events_after_a_redis_crash(crashable, connect):
+    redis, (node1, node2) = crashable
+    api, alice, bob, room, sockets = two_users_on_both_nodes(node1, node2, connect)
 
     # Alice creates elements one after another while Redis is killed and started again.
     acked, stop = [], threading.Event()
@@ -111,16 +118,7 @@ def test_user_and_notification_events_after_a_redis_crash(crashable, connect):
 
 def test_per_user_events_published_while_the_links_are_down_are_read_back(crashable, connect):
     redis, (node1, node2) = crashable
-    api = Api(node1.url)
-    alice = api.register("alice")
-    bob = api.register("bob")
-    room = api.create_room(alice, other=bob)["id"]
-    sockets = {
-        "alice@1": connect(node1, alice), "alice@2": connect(node2, alice),
-        "bob@1": connect(node1, bob), "bob@2": connect(node2, bob),
-    }
-    sockets["alice@1"].call("room:join", {"roomId": room})
-    sockets["bob@2"].call("room:join", {"roomId": room})
+    api, alice, bob, room, sockets = two_users_on_both_nodes(node1, node2, connect)
 
     redis.kill()
     # Back with every command but SSUBSCRIBE: the nodes serve requests, their subscribers cannot
