@@ -48,7 +48,7 @@ public struct UserEvents: Sendable {
             for (user, frame) in frames {
                 group.addTask { () -> RedisError? in
                     do throws(RedisError) {
-                        _ = try await redis.evaluate(RoomcastScripts.userEventPublish, keys: [RedisKeys.userChannel(user)], arguments: [frame])
+                        _ = try await redis.evaluate(RoomcastScripts.userEventPublish, keys: [RedisKeys.userStream(user)], arguments: [RedisKeys.userChannel(user), frame])
                         return nil
                     } catch {
                         return error

@@ -45,9 +45,9 @@ public struct NotificationStore: Sendable {
                 RoomcastScripts.notificationCreate,
                 keys: [
                     RedisKeys.user(user), RedisKeys.userNotifications(user), RedisKeys.userNotificationData(user),
-                    RedisKeys.userUnreadNotifications(user), RedisKeys.userPushTokens(user), RedisKeys.userChannel(user),
+                    RedisKeys.userUnreadNotifications(user), RedisKeys.userPushTokens(user), RedisKeys.userStream(user),
                 ],
-                arguments: [notification.id.rawValue, json, keptPerUser]
+                arguments: [notification.id.rawValue, json, keptPerUser, RedisKeys.userChannel(user)]
             )
         }
         guard case .array(let values) = reply, let unread = values.first.flatMap({ try? Int(redisReply: $0) }),
@@ -137,8 +137,8 @@ public struct NotificationStore: Sendable {
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.notificationRead,
-                keys: [RedisKeys.userNotifications(user), RedisKeys.userUnreadNotifications(user), RedisKeys.userChannel(user)],
-                arguments: [id.rawValue]
+                keys: [RedisKeys.userNotifications(user), RedisKeys.userUnreadNotifications(user), RedisKeys.userStream(user)],
+                arguments: [id.rawValue, RedisKeys.userChannel(user)]
             )
         }
         guard let counts = try? [Int](redisReply: reply), counts.count == 2 else {
@@ -154,8 +154,8 @@ public struct NotificationStore: Sendable {
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.notificationReadAll,
-                keys: [RedisKeys.userUnreadNotifications(user), RedisKeys.userChannel(user)],
-                arguments: []
+                keys: [RedisKeys.userUnreadNotifications(user), RedisKeys.userStream(user)],
+                arguments: [RedisKeys.userChannel(user)]
             )
         }
         guard let count = try? Int(redisReply: reply) else { throw RoomcastError(.internalError, "unexpected reply from notification_read_all") }

@@ -1,8 +1,9 @@
 -- Stores a notification for a user (or raises an existing one with the same id again), counts it
 -- as unread and tells the user's sockets.
 -- KEYS[1] user hash, KEYS[2] notifications sorted set, KEYS[3] notification data hash,
--- KEYS[4] unread set, KEYS[5] push tokens hash, KEYS[6] user channel
--- ARGV[1] notification id, ARGV[2] notification JSON (read: false), ARGV[3] notifications kept
+-- KEYS[4] unread set, KEYS[5] push tokens hash, KEYS[6] user stream
+-- ARGV[1] notification id, ARGV[2] notification JSON (read: false), ARGV[3] notifications kept,
+-- ARGV[4] user channel
 -- Returns { unread count, device token, its record JSON, device token, its record JSON, ... }: the
 -- caller enqueues the push jobs in the shared outboxes (one per platform, named in the record),
 -- which live in another slot than the user's keys (Redis Cluster).
@@ -26,8 +27,8 @@ if excess > 0 then
 end
 
 local unread = redis.call('SCARD', KEYS[4])
-emit_user(KEYS[6], '42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
-emit_user(KEYS[6], '42["badge:updated",{"unreadCount":' .. unread .. '}]')
+emit_user(KEYS[6], ARGV[4], '42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
+emit_user(KEYS[6], ARGV[4], '42["badge:updated",{"unreadCount":' .. unread .. '}]')
 
 local reply = redis.call('HGETALL', KEYS[5])
 table.insert(reply, 1, unread)
