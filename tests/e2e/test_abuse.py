@@ -92,22 +92,21 @@ def test_a_websocket_client_that_pings_and_never_reads_is_closed(abused_node):
     payload, mask = b"p" * 125, b"\x01\x02\x03\x04"
     frame = bytes([0x89, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
     burst = frame * 1000
-    closed = False
     # Pings until the node drops the connection (after its close frame it reads on for a
-    # moment, waiting for the client's), or 30 s: about 38 MB of pongs a second if nothing
-    # stopped them.
-    # A loaded machine may read slowly: each write may wait long, the whole only so long.
+    # moment, waiting for the client's) or stops reading them, or 60 s: about 38 MB of pongs a
+    # second if nothing stopped them. Either way what the node holds must stay bounded.
+    closed = stalled = False
     sock.settimeout(30)
     deadline = time.monotonic() + 60
-    while not closed and time.monotonic() < deadline:
+    while not closed and not stalled and time.monotonic() < deadline:
         try:
             sock.sendall(burst)
         except (BrokenPipeError, ConnectionResetError):
             closed = True
         except socket.timeout:
-            pass
+            stalled = True
     sock.close()
-    assert closed, "the node kept answering pings that were never read"
+    assert closed or stalled, "the node kept reading and answering pings that were never read"
     grown = rss_mib(abused_node) - before
     assert grown < RSS_BOUND_MIB, f"RSS grew by {grown:.0f} MiB"
 
