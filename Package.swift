@@ -64,6 +64,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// zlib, for WebSocket permessage-deflate (RFC 7692).
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
         // MARK: Socket.IO
 
         /// Engine.IO v4 / Socket.IO v5 packets: a pure codec, shared by every transport.
@@ -142,6 +149,7 @@ let package = Package(
             name: "RoomcastServer",
             dependencies: [
                 "APNs",
+                "CZlib",
                 "FCM",
                 "RedisClient",
                 "RoomcastCore",
