@@ -28,7 +28,7 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     private let deflate: PerMessageDeflate?
     /// Decompresses the compressed message being received; `nil` between messages, so an idle
     /// connection holds no zlib memory (the client uses no context takeover).
-    private var inflater: PerMessageInflater?
+    private(set) var inflater: PerMessageInflater?
     /// Bytes written while the socket could not take more (the kernel buffer and NIO's high
     /// watermark both full), every frame counted, control frames too; past the budget the
     /// client is too slow and is closed.
