@@ -64,6 +64,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// zlib, for WebSocket permessage-deflate (RFC 7692).
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
         // MARK: Socket.IO
 
         /// Engine.IO v4 / Socket.IO v5 packets: a pure codec, shared by every transport.
@@ -142,6 +149,7 @@ let package = Package(
             name: "RoomcastServer",
             dependencies: [
                 "APNs",
+                "CZlib",
                 "FCM",
                 "RedisClient",
                 "RoomcastCore",
@@ -201,6 +209,7 @@ let package = Package(
             dependencies: [
                 "RedisClient",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -234,6 +243,7 @@ let package = Package(
                 "RedisClient",
                 "SocketIO",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -7,6 +7,9 @@
 #   scripts/bench.sh idle    [--connections 19000] [--seconds 10]          # memory per connection
 #   scripts/bench.sh connect [--connections 20000] [--concurrency 100]     # connect + JWT rate
 #
+# BENCH_COMPRESS=1: the load generator's sockets offer permessage-deflate (the nodes accept it
+# unless ROOMCAST_WEBSOCKET_COMPRESSION=off; ROOMCAST_WEBSOCKET_COMPRESSION_THRESHOLD_BYTES=0
+# compresses every event).
 # BENCH_NODES (default 2) nodes run; `idle` on one node: BENCH_NODES=1 scripts/bench.sh idle ...
 # BENCH_REDIS=cluster runs three Redis Cluster masters instead of one server (ports from
 # BENCH_REDIS_PORT on). The nodes lift the per-socket and per-user limits that would throttle a

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what Roomcast needs and is missing: hiredis headers, redis-server, redis-cli.
+# Installs what Roomcast needs and is missing: hiredis and zlib headers, redis-server, redis-cli.
 # Idempotent: installs nothing when everything is there. Uses sudo when not root.
 set -euo pipefail
 
 missing=()
 [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)

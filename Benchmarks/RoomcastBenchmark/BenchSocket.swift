@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdWSClient
+import HummingbirdWSCompression
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -19,9 +20,13 @@ struct BenchSocket {
     var onJoined: @Sendable () -> Void = {}
     var onEvent: @Sendable (String) -> Void = { _ in }
 
+    /// `BENCH_COMPRESS=1`: every socket offers permessage-deflate (what browsers and socket.io-client do).
+    static let offersCompression = ProcessInfo.processInfo.environment["BENCH_COMPRESS"] == "1"
+
     func run(logger: Logger) async throws {
         var configuration = WebSocketClientConfiguration()
         configuration.maxFrameSize = 1 << 24
+        if Self.offersCompression { configuration.extensions = [WebSocketExtensionFactory.perMessageDeflate(maxDecompressedFrameSize: 1 << 24).build()] }
         let (rooms, outbox, onConnected, onJoined, onEvent) = (self.rooms, self.outbox, self.onConnected, self.onJoined, self.onEvent)
         try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
             try await withThrowingTaskGroup(of: Void.self) { group in

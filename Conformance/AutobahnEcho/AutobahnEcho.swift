@@ -12,6 +12,10 @@ import RoomcastServer
 /// of `roomcast`. `scripts/autobahn.sh` runs it.
 ///
 ///     roomcast-autobahn-echo [--host 127.0.0.1] [--port 9001] [--max-payload BYTES]
+///                            [--compression on|off] [--compression-threshold BYTES]
+///
+/// permessage-deflate is offered unless `--compression off`, and with a threshold of 0 unless
+/// told otherwise: every echoed message is compressed, so 12.* and 13.* exercise it all.
 ///
 /// `--port 0` takes any free port; the ready line says which:
 /// `autobahn echo ready on ws://127.0.0.1:PORT/`.
@@ -22,6 +26,7 @@ struct AutobahnEcho {
         var port = 9001
         // The gateway's own default unless told otherwise.
         var maxPayload = SocketSettings().maxPayload
+        var compression = WebSocketCompression(isEnabled: true, thresholdBytes: 0)
         var arguments = CommandLine.arguments.dropFirst()
         while let flag = arguments.popFirst() {
             guard let value = arguments.popFirst() else { fail("\(flag) needs a value") }
@@ -29,14 +34,22 @@ struct AutobahnEcho {
             case "--host": host = value
             case "--port": port = number(value, flag)
             case "--max-payload": maxPayload = number(value, flag)
-            default: fail("unknown argument '\(flag)'; usage: roomcast-autobahn-echo [--host H] [--port N] [--max-payload BYTES]")
+            case "--compression":
+                guard value == "on" || value == "off" else { fail("--compression: '\(value)' is not on or off") }
+                compression.isEnabled = value == "on"
+            case "--compression-threshold": compression.thresholdBytes = number(value, flag)
+            default:
+                fail(
+                    "unknown argument '\(flag)'; usage: roomcast-autobahn-echo [--host H] [--port N] [--max-payload BYTES] [--compression on|off] [--compression-threshold BYTES]"
+                )
             }
         }
         var logger = Logger(label: "autobahn-echo")
         logger.logLevel = .warning
 
         let (address, limit) = (host, maxPayload)
-        let server = WebSocketServerChannel.builder(limits: WebSocketLimits(maxMessageSize: limit, maxQueuedBytes: 1 << 30)) { _ in
+        let limits = WebSocketLimits(maxMessageSize: limit, maxQueuedBytes: 1 << 30, compression: compression)
+        let server = WebSocketServerChannel.builder(limits: limits) { _ in
             { _ in EchoEndpoint() }
         }
         let app = Application(
@@ -73,8 +86,8 @@ final class EchoEndpoint: WebSocketEndpoint {
 
     func received(_ message: WebSocketDataMessage) {
         switch message {
-        case .text(let text): connection?.write(WebSocketFrameBytes.frame(.text, text))
-        case .binary(let data): connection?.write(WebSocketFrameBytes.frame(.binary, data))
+        case .text(let text): connection?.write(WebSocketOutboundMessage(.text, text))
+        case .binary(let data): connection?.write(WebSocketOutboundMessage(.binary, data))
         }
         connection?.flush()
     }

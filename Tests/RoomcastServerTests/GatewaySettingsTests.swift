@@ -60,6 +60,20 @@ struct GatewaySettingsTests {
         }
     }
 
+    @Test("websocket.compression: on with a 1024-byte threshold by default; off, or another threshold, from the file or the environment")
+    func compression() async throws {
+        let defaults = try await GatewaySettings.load(configFile: "/nonexistent/roomcast.yaml", requireFile: false, overrides: [:], environment: [:])
+        #expect(defaults.socket.compression == WebSocketCompression(isEnabled: true, thresholdBytes: 1024))
+        try await withConfigFile("websocket:\n  compression: off\n  compression_threshold_bytes: 0\n") { path in
+            let fromFile = try await GatewaySettings.load(configFile: path, requireFile: true, overrides: [:], environment: [:])
+            #expect(fromFile.socket.compression == WebSocketCompression(isEnabled: false, thresholdBytes: 0))
+            let fromEnvironment = try await GatewaySettings.load(
+                configFile: path, requireFile: true, overrides: [:], environment: ["ROOMCAST_WEBSOCKET_COMPRESSION": "on"]
+            )
+            #expect(fromEnvironment.socket.compression.isEnabled)
+        }
+    }
+
     @Test("environment variables override the file, flags override both")
     func precedence() async throws {
         try await withConfigFile(sampleFile) { path in
@@ -90,6 +104,8 @@ struct GatewaySettingsTests {
             ("ROOMCAST_LOG_LEVEL", "loud", "log.level"),
             ("ROOMCAST_HOST", "", "host"),
             ("ROOMCAST_MESSAGES_KEPT_PER_ROOM", "0", "messages.kept_per_room"),
+            ("ROOMCAST_WEBSOCKET_COMPRESSION", "gzip", "websocket.compression"),
+            ("ROOMCAST_WEBSOCKET_COMPRESSION_THRESHOLD_BYTES", "-1", "websocket.compression_threshold_bytes"),
         ]
     )
     func malformedValues(variable: String, value: String, key: String) async throws {

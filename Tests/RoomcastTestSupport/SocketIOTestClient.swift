@@ -45,6 +45,8 @@ public final class SocketIOTestClient: Sendable {
     ///   - namespace: `/` sends `40…`, anything else `40/ns,…`.
     ///   - autoPong: answer server pings; off lets a test watch the ping timeout close the socket.
     ///   - timeout: for the open packet and for the CONNECT reply, each.
+    ///   - compressed: offer permessage-deflate (swift-websocket's client extension), which
+    ///     compresses what the client sends and reads what the server compressed.
     /// - Throws: `SocketIOTestError.connectError(message:code:)` when the server answers `44`.
     public static func connect(
         port: Int,
@@ -53,9 +55,12 @@ public final class SocketIOTestClient: Sendable {
         auth: String? = nil,
         namespace: String = "/",
         autoPong: Bool = true,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(30),
+        compressed: Bool = false
     ) async throws -> SocketIOTestClient {
-        let client = try await self.open(port: port, path: path, headers: headers, namespace: namespace, autoPong: autoPong, timeout: timeout)
+        let client = try await self.open(
+            port: port, path: path, headers: headers, namespace: namespace, autoPong: autoPong, timeout: timeout, compressed: compressed
+        )
         do {
             _ = try await client.sendConnect(auth: auth, timeout: timeout)
         } catch {
@@ -74,10 +79,11 @@ public final class SocketIOTestClient: Sendable {
         headers: [String: String] = [:],
         namespace: String = "/",
         autoPong: Bool = true,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(30),
+        compressed: Bool = false
     ) async throws -> SocketIOTestClient {
         let session = SocketIOTestSession(namespace: namespace, autoPong: autoPong)
-        try await session.start(port: port, path: path, headers: headers)
+        try await session.start(port: port, path: path, headers: headers, compressed: compressed)
         do {
             guard case .handshake(let handshake) = try await session.wait(for: .handshake, timeout: timeout) else {
                 throw SocketIOTestError.protocolViolation("the open packet wait returned something else")

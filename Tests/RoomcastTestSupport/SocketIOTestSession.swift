@@ -1,5 +1,6 @@
 import HTTPTypes
 import HummingbirdWSClient
+import HummingbirdWSCompression
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -45,7 +46,7 @@ actor SocketIOTestSession {
     }
 
     /// Opens the WebSocket in a background task; the open packet arrives through `receive`.
-    func start(port: Int, path: String, headers: [String: String]) throws(SocketIOTestError) {
+    func start(port: Int, path: String, headers: [String: String], compressed: Bool = false) throws(SocketIOTestError) {
         var fields = HTTPFields()
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             guard let fieldName = HTTPField.Name(name) else {
@@ -56,6 +57,7 @@ actor SocketIOTestSession {
         let configuration = WebSocketClientConfiguration(
             maxFrameSize: Self.maxFrameSize,
             additionalHeaders: fields,
+            extensions: compressed ? [.perMessageDeflate(maxDecompressedFrameSize: Self.maxFrameSize)] : [],
             closeTimeout: .seconds(5)
         )
         let url = "ws://127.0.0.1:\(port)\(path)"

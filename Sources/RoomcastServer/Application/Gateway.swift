@@ -110,7 +110,9 @@ public struct Gateway: Sendable {
         let redisEndpoint = settings.redis.endpoint
         // The socket endpoint runs on a plain NIO WebSocket pipeline (WebSocketServerChannel),
         // shared with the Autobahn conformance echo; every other request goes to the router.
-        let limits = WebSocketLimits(maxMessageSize: settings.socket.maxPayload, maxQueuedBytes: settings.socket.outboundQueueBytes)
+        let limits = WebSocketLimits(
+            maxMessageSize: settings.socket.maxPayload, maxQueuedBytes: settings.socket.outboundQueueBytes, compression: settings.socket.compression
+        )
         // Polls and upgrades of sessions held by other nodes go there: no sticky sessions needed.
         let nodeAddresses = NodeAddressBook(registry: NodeRegistry(redis: redis))
         let forwarding = SessionForwarding(

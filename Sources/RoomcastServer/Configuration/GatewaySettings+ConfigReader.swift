@@ -39,6 +39,8 @@ extension GatewaySettings {
         public static let maxPayload = "engineio.max_payload"
         public static let connectTimeout = "engineio.connect_timeout_ms"
         public static let outboundQueueBytes = "socket.outbound_queue_bytes"
+        public static let webSocketCompression = "websocket.compression"
+        public static let webSocketCompressionThreshold = "websocket.compression_threshold_bytes"
         public static let inboundQueueBytes = "socket.inbound_queue_bytes"
         public static let eventsPerSecond = "socket.events_per_second"
         public static let eventBurst = "socket.event_burst"
@@ -146,6 +148,15 @@ extension GatewaySettings {
         socket.inboundQueueBytes = try Self.integer(reader, Key.inboundQueueBytes, in: 1024...(1024 * 1024 * 1024)) ?? socket.inboundQueueBytes
         // One packet of the largest size must fit in the inbox.
         socket.inboundQueueBytes = max(socket.inboundQueueBytes, socket.maxPayload + OutboundBudget.perFrameBytes)
+        if let compression = reader.string(forKey: Self.configKey(Key.webSocketCompression)) {
+            switch compression.lowercased() {
+            case "on", "true": socket.compression.isEnabled = true
+            case "off", "false": socket.compression.isEnabled = false
+            default: throw ConfigurationError(key: Key.webSocketCompression, reason: "'\(compression)' is not one of on, off")
+            }
+        }
+        socket.compression.thresholdBytes =
+            try Self.integer(reader, Key.webSocketCompressionThreshold, in: 0...(64 * 1024 * 1024)) ?? socket.compression.thresholdBytes
         socket.eventsPerSecond = try Self.integer(reader, Key.eventsPerSecond, in: 1...1_000_000) ?? socket.eventsPerSecond
         socket.eventBurst = try Self.integer(reader, Key.eventBurst, in: 1...1_000_000) ?? socket.eventBurst
         socket.maxRooms = try Self.integer(reader, Key.maxRooms, in: 1...100_000) ?? socket.maxRooms

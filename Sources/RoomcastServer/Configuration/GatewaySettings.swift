@@ -98,6 +98,11 @@ public struct SocketSettings: Sendable {
     /// Bytes of received packets waiting to be handled for one socket (a client that sends
     /// without waiting for its acks) before it is disconnected; at least `maxPayload`.
     public var inboundQueueBytes: Int = 2 * 1024 * 1024
+    /// permessage-deflate on WebSocket connections (`websocket.compression`, on by default) and
+    /// the message size from which it is used (`websocket.compression_threshold_bytes`, 1024 as
+    /// Engine.IO's own `perMessageDeflate.threshold`). Without context takeover either way, a
+    /// connection keeps no zlib memory between messages, and a fan-out compresses an event once.
+    public var compression = WebSocketCompression(isEnabled: true, thresholdBytes: 1024)
     /// Events one socket may send per second, on average; more get `rate_limited`.
     public var eventsPerSecond: Int = 50
     /// Events one socket may send at once before the rate applies.

@@ -6,14 +6,15 @@ import SocketIO
 import Synchronization
 
 /// A frame for one socket in both forms its transports take: the Engine.IO packet text, which
-/// long-polling joins into a response body, and the WebSocket frame bytes, encoded once.
+/// long-polling joins into a response body, and the WebSocket message, framed once (and
+/// compressed at most once per window size, for the sockets that negotiated permessage-deflate).
 struct OutboundFrame: Sendable {
     let packet: ByteBuffer
-    let webSocket: ByteBuffer
+    let webSocket: WebSocketOutboundMessage
 
     init(packet: ByteBuffer) {
         self.packet = packet
-        self.webSocket = WebSocketFrameBytes.frame(.text, packet)
+        self.webSocket = WebSocketOutboundMessage(.text, packet)
     }
 }
 

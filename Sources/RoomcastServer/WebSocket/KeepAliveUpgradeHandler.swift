@@ -18,7 +18,7 @@ final class KeepAliveUpgradeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private struct Upgrade {
         let headers: HTTPHeaders
-        let makeEndpoint: @Sendable (any Channel) -> any WebSocketEndpoint
+        let accepted: WebSocketUpgrader.Accepted
         /// The request's end was read: nothing of it is left to swallow.
         var isRequestComplete = false
     }
@@ -49,8 +49,8 @@ final class KeepAliveUpgradeHandler: ChannelDuplexHandler, RemovableChannelHandl
             if case .head = part { isResponding = true }
             return context.fireChannelRead(data)
         }
-        if let (headers, makeEndpoint) = WebSocketUpgrader.accept(head, route: route, responseHeaders: [:]) {
-            upgrade = Upgrade(headers: headers, makeEndpoint: makeEndpoint)
+        if let (headers, accepted) = WebSocketUpgrader.accept(head, route: route, compression: limits.compression, responseHeaders: [:]) {
+            upgrade = Upgrade(headers: headers, accepted: accepted)
             return
         }
         // Declined: the router answers it (and says why). HTTP's decoder reads nothing after an
@@ -83,7 +83,8 @@ final class KeepAliveUpgradeHandler: ChannelDuplexHandler, RemovableChannelHandl
             let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             if let encoder = try? sync.handler(type: HTTPResponseEncoder.self) { sync.removeHandler(encoder, promise: nil) }
             try WebSocketUpgrader.addConnectionHandlers(
-                to: sync, endpoint: upgrade.makeEndpoint(context.channel), limits: limits, position: .after(decoder)
+                to: sync, endpoint: upgrade.accepted.makeEndpoint(context.channel), deflate: upgrade.accepted.deflate, limits: limits,
+                position: .after(decoder)
             )
             if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
             HTTPIdleTimeoutHandler.remove(from: sync)

@@ -24,6 +24,11 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
 
     private let endpoint: any WebSocketEndpoint
     private var assembler: WebSocketMessageAssembler
+    /// permessage-deflate, when the upgrade negotiated it.
+    private let deflate: PerMessageDeflate?
+    /// Decompresses the compressed message being received; `nil` between messages, so an idle
+    /// connection holds no zlib memory (the client uses no context takeover).
+    private(set) var inflater: PerMessageInflater?
     /// Bytes written while the socket could not take more (the kernel buffer and NIO's high
     /// watermark both full), every frame counted, control frames too; past the budget the
     /// client is too slow and is closed.
@@ -34,11 +39,20 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     /// - Parameters:
     ///   - maxMessageSize: the largest message, fragments together.
     ///   - maxQueuedBytes: how many bytes may wait for a client that reads too slowly.
-    public init(endpoint: any WebSocketEndpoint, maxMessageSize: Int, maxQueuedBytes: Int) {
+    public convenience init(endpoint: any WebSocketEndpoint, maxMessageSize: Int, maxQueuedBytes: Int) {
+        self.init(endpoint: endpoint, maxMessageSize: maxMessageSize, maxQueuedBytes: maxQueuedBytes, deflate: nil)
+    }
+
+    /// - Parameter deflate: permessage-deflate as the upgrade negotiated it, or `nil`.
+    init(endpoint: any WebSocketEndpoint, maxMessageSize: Int, maxQueuedBytes: Int, deflate: PerMessageDeflate?) {
         self.endpoint = endpoint
         self.assembler = WebSocketMessageAssembler(maxMessageSize: maxMessageSize)
         self.unread = OutboundBudget(limit: maxQueuedBytes)
+        self.deflate = deflate
     }
+
+    /// Whether the connection negotiated permessage-deflate.
+    public var isCompressionNegotiated: Bool { deflate != nil }
 
     /// The connection's event loop: call the methods below on it only.
     public var eventLoop: any EventLoop { context!.eventLoop }
@@ -54,6 +68,13 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
             return
         }
         context.write(wrapOutboundOut(frame), promise: nil)
+    }
+
+    /// Queues a data message: compressed when the connection negotiated permessage-deflate and
+    /// the message is large enough, the compressed bytes shared with every connection that
+    /// negotiated the same window (``WebSocketOutboundMessage``).
+    public func write(_ message: WebSocketOutboundMessage) {
+        write(message.frame(for: deflate))
     }
 
     /// Sends what was written.
@@ -86,6 +107,7 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
+        inflater = nil
         if case .closed = state {} else {
             state = .closed
             endpoint.closed()
@@ -95,6 +117,7 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
 
     public func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        inflater = nil
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -134,8 +157,12 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
         case .closed:
             return
         }
-        guard !frame.rsv1, !frame.rsv2, !frame.rsv3 else {
+        guard !frame.rsv2, !frame.rsv3, !frame.rsv1 || deflate != nil else {
             return fail(.protocolError("reserved bits set, and no extension was negotiated"))
+        }
+        // RSV1 marks a compressed message on its first frame only, never on a control frame.
+        guard !frame.rsv1 || frame.opcode == .text || frame.opcode == .binary else {
+            return fail(.protocolError("RSV1 set on a frame that does not begin a message"))
         }
         guard frame.maskKey != nil else {
             return fail(.protocolError("client frames must be masked"))
@@ -143,10 +170,18 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
         switch frame.opcode {
         case .text, .binary, .continuation:
             do {
-                if let message = try assembler.receive(frame.opcode, fin: frame.fin, data: frame.unmaskedData) {
-                    endpoint.received(message)
+                var data = frame.unmaskedData
+                let beginsMessage = frame.opcode != .continuation
+                // A message begun in the middle of another is the assembler's to refuse.
+                if !(beginsMessage && assembler.isInMessage) {
+                    if beginsMessage { inflater = frame.rsv1 ? try makeInflater() : nil }
+                    if let inflater { data = try inflater.inflate(data, final: frame.fin, allocator: context.channel.allocator) }
                 }
+                let message = try assembler.receive(frame.opcode, fin: frame.fin, data: data)
+                if frame.fin { inflater = nil }
+                if let message { endpoint.received(message) }
             } catch {
+                inflater = nil
                 fail(error)
             }
         case .ping:
@@ -162,6 +197,13 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
         default:
             fail(.protocolError("reserved opcode \(frame.opcode)"))
         }
+    }
+
+    private func makeInflater() throws(WebSocketCloseReason) -> PerMessageInflater {
+        guard let inflater = PerMessageInflater(maxMessageSize: assembler.maxMessageSize) else {
+            throw WebSocketCloseReason(.unexpectedServerError, "cannot decompress")
+        }
+        return inflater
     }
 
     // MARK: Closing

@@ -7,10 +7,11 @@ public enum WebSocketFrameBytes {
     /// Frames `payload` as one final frame.
     /// - Parameters:
     ///   - opcode: `.text`, `.binary`, or a control opcode (whose payload must be ≤ 125 bytes).
-    public static func frame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, allocator: ByteBufferAllocator = .init()) -> ByteBuffer {
+    ///   - compressed: sets RSV1, which marks a permessage-deflate message (data frames only).
+    public static func frame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, compressed: Bool = false, allocator: ByteBufferAllocator = .init()) -> ByteBuffer {
         let length = payload.readableBytes
         var bytes = allocator.buffer(capacity: length + 10)
-        bytes.writeInteger(0x80 | UInt8(webSocketOpcode: opcode))
+        bytes.writeInteger(0x80 | (compressed ? 0x40 : 0) | UInt8(webSocketOpcode: opcode))
         switch length {
         case ...125:
             bytes.writeInteger(UInt8(length))

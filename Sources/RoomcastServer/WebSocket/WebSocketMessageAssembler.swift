@@ -22,6 +22,9 @@ struct WebSocketMessageAssembler {
         self.maxMessageSize = maxMessageSize
     }
 
+    /// A message's first fragment came, and its final one has not.
+    var isInMessage: Bool { partial != nil }
+
     /// Takes a text, binary or continuation frame (already unmasked).
     /// - Returns: the message when this frame completes one, else `nil`.
     /// - Throws: the close the connection must fail with: 1002 for frames out of order, 1009 for a

@@ -19,10 +19,13 @@ public struct WebSocketLimits: Sendable {
     /// Bytes that may wait for a client that reads too slowly before it is closed (1008),
     /// counted as ``OutboundBudget`` does.
     public var maxQueuedBytes: Int
+    /// Whether permessage-deflate is offered, and from what message size it is used.
+    public var compression: WebSocketCompression
 
-    public init(maxMessageSize: Int, maxQueuedBytes: Int) {
+    public init(maxMessageSize: Int, maxQueuedBytes: Int, compression: WebSocketCompression = .off) {
         self.maxMessageSize = maxMessageSize
         self.maxQueuedBytes = maxQueuedBytes
+        self.compression = compression
     }
 }
 
@@ -38,9 +41,9 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
     let requiredUpgradeHeaders: [String] = []
     let limits: WebSocketLimits
     let route: WebSocketRoute
-    /// The accepted request's endpoint factory, from the response to the upgrade (one upgrader
-    /// per connection, both steps on its event loop).
-    let accepted: NIOLoopBoundBox<(@Sendable (any Channel) -> any WebSocketEndpoint)?>
+    /// The accepted request's endpoint factory and compression, from the response to the
+    /// upgrade (one upgrader per connection, both steps on its event loop).
+    let accepted: NIOLoopBoundBox<Accepted?>
 
     init(limits: WebSocketLimits, route: @escaping WebSocketRoute, eventLoop: any EventLoop) {
         self.limits = limits
@@ -50,10 +53,10 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
 
     func buildUpgradeResponse(channel: any Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
         channel.eventLoop.makeCompletedFuture {
-            guard let (headers, makeEndpoint) = Self.accept(upgradeRequest, route: route, responseHeaders: initialResponseHeaders) else {
+            guard let (headers, accepted) = Self.accept(upgradeRequest, route: route, compression: limits.compression, responseHeaders: initialResponseHeaders) else {
                 throw Declined()
             }
-            accepted.value = makeEndpoint
+            self.accepted.value = accepted
             // Out now, before NIO removes the request decoder: the bytes the client sent after
             // its request (frames it did not wait to send) then go on to NIO's upgrade handler,
             // which buffers them, and never to this handler, which takes HTTP parts only.
@@ -66,21 +69,31 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
 
     func upgrade(channel: any Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<WebSocketServerChannel.UpgradeResult> {
         channel.eventLoop.makeCompletedFuture {
-            guard let makeEndpoint = accepted.value else { throw Declined() }
+            guard let upgrade = accepted.value else { throw Declined() }
             accepted.value = nil
             // NIO removed the HTTP handlers it added, and the response the forwarding and idle handlers.
-            try Self.addConnectionHandlers(to: channel.pipeline.syncOperations, endpoint: makeEndpoint(channel), limits: limits, position: .last)
+            try Self.addConnectionHandlers(
+                to: channel.pipeline.syncOperations, endpoint: upgrade.makeEndpoint(channel), deflate: upgrade.deflate, limits: limits, position: .last
+            )
             return .upgraded
         }
     }
 
-    /// The response headers and the endpoint of an upgrade request that `route` accepts with a
-    /// valid key and version, or `nil`.
+    /// What an accepted upgrade request gets.
+    struct Accepted {
+        let makeEndpoint: @Sendable (any Channel) -> any WebSocketEndpoint
+        /// permessage-deflate, when compression is on and the client offered it acceptably.
+        let deflate: PerMessageDeflate?
+    }
+
+    /// The response headers, the endpoint and the compression of an upgrade request that
+    /// `route` accepts with a valid key and version, or `nil`.
     static func accept(
         _ request: HTTPRequestHead,
         route: WebSocketRoute,
+        compression: WebSocketCompression,
         responseHeaders: HTTPHeaders
-    ) -> (HTTPHeaders, @Sendable (any Channel) -> any WebSocketEndpoint)? {
+    ) -> (HTTPHeaders, Accepted)? {
         let keys = request.headers[canonicalForm: "sec-websocket-key"]
         guard keys.count == 1, request.headers.first(name: "sec-websocket-version") == "13",
             let head = try? HTTPRequest(request, secure: false, splitCookie: false),
@@ -90,17 +103,22 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         headers.replaceOrAdd(name: "Upgrade", value: "websocket")
         headers.replaceOrAdd(name: "Connection", value: "upgrade")
         headers.add(name: "Sec-WebSocket-Accept", value: Self.accept(key: String(keys[0])))
-        return (headers, makeEndpoint)
+        let deflate = PerMessageDeflate.negotiate(request.headers, compression: compression)
+        if let deflate { headers.add(name: "Sec-WebSocket-Extensions", value: deflate.response) }
+        return (headers, Accepted(makeEndpoint: makeEndpoint, deflate: deflate?.1))
     }
 
     /// The frame decoder and the connection's handler, which run an upgraded connection.
     static func addConnectionHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations,
         endpoint: any WebSocketEndpoint,
+        deflate: PerMessageDeflate?,
         limits: WebSocketLimits,
         position: ChannelPipeline.SynchronousOperations.Position
     ) throws {
-        let handler = WebSocketConnectionHandler(endpoint: endpoint, maxMessageSize: limits.maxMessageSize, maxQueuedBytes: limits.maxQueuedBytes)
+        let handler = WebSocketConnectionHandler(
+            endpoint: endpoint, maxMessageSize: limits.maxMessageSize, maxQueuedBytes: limits.maxQueuedBytes, deflate: deflate
+        )
         try pipeline.addHandlers([ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: limits.maxMessageSize)), handler], position: position)
     }
 

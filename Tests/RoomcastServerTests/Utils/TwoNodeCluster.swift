@@ -85,8 +85,9 @@ struct TwoNodeCluster: Sendable {
     }
 
     /// Connects a socket for `user` to `node`, with the token in the CONNECT auth object.
-    func connect(_ user: TestUser, to node: GatewayProcess) async throws -> SocketIOTestClient {
-        try await SocketIOTestClient.connect(port: node.port, auth: #"{"token":"\#(user.token)"}"#)
+    /// - Parameter compressed: the client offers permessage-deflate.
+    func connect(_ user: TestUser, to node: GatewayProcess, compressed: Bool = false) async throws -> SocketIOTestClient {
+        try await SocketIOTestClient.connect(port: node.port, auth: #"{"token":"\#(user.token)"}"#, compressed: compressed)
     }
 
     /// A client of the same Redis, for checking state and pub/sub from outside.
