@@ -548,9 +548,12 @@ struct ElementSocketTests {
             let spammer2 = try await cluster.connect(bob, to: cluster.node2)
             _ = try await Self.join(spammer1, room)
             let perSpammer = 60
+            // Most of the spam runs while the joiners join; the rest only once the last has joined,
+            // so every joiner comes before the end however slow the machine is.
+            let afterJoins = 15
 
-            async let spam1: [String] = Self.spam(spammer1, room, count: perSpammer)
-            async let spam2: [String] = Self.spam(spammer2, room, count: perSpammer)
+            async let spam1: [String] = Self.spam(spammer1, room, count: perSpammer - afterJoins)
+            async let spam2: [String] = Self.spam(spammer2, room, count: perSpammer - afterJoins)
 
             // Joiners at three points of the stream, on both nodes.
             var joiners: [(socket: SocketIOTestClient, batch: JSONValue)] = []
@@ -562,7 +565,9 @@ struct ElementSocketTests {
                 let socket = try await cluster.connect(bob, to: node)
                 joiners.append((socket, try await Self.join(socket, room)))
             }
-            let created = try await spam1 + spam2
+            async let late1: [String] = Self.spam(spammer1, room, count: afterJoins)
+            async let late2: [String] = Self.spam(spammer2, room, count: afterJoins)
+            let created = try await spam1 + spam2 + late1 + late2
             #expect(created.count == 2 * perSpammer)
             #expect(Set(created).count == created.count)
             let all = Set(created)
@@ -612,9 +617,12 @@ struct ElementSocketTests {
             let watchers = [try await cluster.connect(bob, to: cluster.node2), try await cluster.connect(bob, to: cluster.node1)]
             for watcher in watchers { _ = try await Self.join(watcher, room) }
             let perSpammer = 60
+            // Most of the spam runs while the watchers join again; the rest only once the last
+            // has, so every join comes before the end however slow the machine is.
+            let afterJoins = 15
 
-            async let spam1: [String] = Self.spam(spammer1, room, count: perSpammer)
-            async let spam2: [String] = Self.spam(spammer2, room, count: perSpammer)
+            async let spam1: [String] = Self.spam(spammer1, room, count: perSpammer - afterJoins)
+            async let spam2: [String] = Self.spam(spammer2, room, count: perSpammer - afterJoins)
             for threshold in [15, 45, 80] {
                 #expect(try await eventually(within: .seconds(30)) {
                     let count = try await cluster.withRedis { try await $0.send("HGET", "room:{\(room)}", "elementCount") }
@@ -625,7 +633,9 @@ struct ElementSocketTests {
                 async let second = Self.join(watchers[1], room)
                 _ = try await (first, second)
             }
-            let created = try await spam1 + spam2
+            async let late1: [String] = Self.spam(spammer1, room, count: afterJoins)
+            async let late2: [String] = Self.spam(spammer2, room, count: afterJoins)
+            let created = try await spam1 + spam2 + late1 + late2
             let all = Set(created)
             #expect(all.count == 2 * perSpammer)
 
