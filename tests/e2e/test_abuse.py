@@ -47,6 +47,20 @@ def rss_mib(node):
     raise AssertionError("no VmRSS")
 
 
+def channels_subscribed(node):
+    """`roomcast_channels_subscribed` by kind (room, user), from the node's /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=WAIT) as response:
+        text = response.read().decode()
+    counts = {"room": 0.0, "user": 0.0}
+    for line in text.splitlines():
+        if line.startswith("roomcast_channels_subscribed{"):
+            labels, value = line.rsplit(" ", 1)
+            for kind in counts:
+                if f'kind="{kind}"' in labels:
+                    counts[kind] = float(value)
+    return counts
+
+
 def polling(node, sid=None, method="GET", body=None):
     query = "/socket.io/?EIO=4&transport=polling" + (f"&sid={sid}" if sid else "")
     request = urllib.request.Request(f"http://127.0.0.1:{node.port}{query}", method=method, data=body)
@@ -113,10 +127,14 @@ def test_a_websocket_client_that_pings_and_never_reads_is_closed(abused_node):
 
 def test_a_full_inbox_still_cleans_up_the_socket(api, abused_node, redis_server):
     """A client that sends without waiting for acks is closed; its disconnect is handled all the
-    same: the user's socket entry and room membership go away (20 leaks locked a user out)."""
+    same: the user's socket entry, its presence in the room and the node's subscriptions for it
+    go away (20 leaks locked a user out), and the node's memory stays bounded."""
     account = api.register("flooder")
     room = api.create_room(account, other=api.register("other"))
     key = f"user:{{{account.id}}}:sockets"
+    presence_key = f"room:{{{room['id']}}}:presence"
+    channels_before = channels_subscribed(abused_node)
+    rss_before = rss_mib(abused_node)
     for attempt in range(3):
         ws = websocket.create_connection(f"ws://127.0.0.1:{abused_node.port}/socket.io/?EIO=4&transport=websocket", timeout=WAIT)
         assert ws.recv().startswith("0{")
@@ -145,6 +163,19 @@ def test_a_full_inbox_still_cleans_up_the_socket(api, abused_node, redis_server)
         while int(redis_cli("-c", "-p", str(redis_server.port), "ZCARD", key).strip()) != 0:
             assert time.monotonic() < deadline, "the closed socket is still counted"
             time.sleep(0.05)
+        # Its presence in the room (had a join been handled) and the node's room and user
+        # channels for it are gone too (other tests' sockets may only have closed meanwhile).
+        deadline = time.monotonic() + WAIT
+        while True:
+            members = redis_cli("-c", "-p", str(redis_server.port), "ZRANGE", presence_key, "0", "-1").split()
+            channels = channels_subscribed(abused_node)
+            if not [m for m in members if m.startswith(account.id + "|")] and all(
+                    channels[kind] <= channels_before[kind] for kind in channels):
+                break
+            assert time.monotonic() < deadline, f"left behind: presence {members}, channels {channels} (before {channels_before})"
+            time.sleep(0.05)
+    grown = rss_mib(abused_node) - rss_before
+    assert grown < RSS_BOUND_MIB, f"RSS grew by {grown:.0f} MiB"
 
 
 def masked_text(text):
@@ -189,7 +220,9 @@ IDLE_TIMEOUT = 1.0
 def impatient_node(roomcast_binary, redis_server):
     node = GatewayNode("impatient", roomcast_binary, redis_server.url, log_directory=redis_server.directory, settings={
         "ROOMCAST_HTTP_IDLE_TIMEOUT_MS": str(int(IDLE_TIMEOUT * 1000)),
-        "ROOMCAST_ENGINEIO_PING_INTERVAL_MS": "2500",
+        # Long against IDLE_TIMEOUT: a poll waits for the next ping, and the handshake before it
+        # may take seconds on a loaded machine without the poll ending before IDLE_TIMEOUT.
+        "ROOMCAST_ENGINEIO_PING_INTERVAL_MS": "6000",
     })
     try:
         yield node
@@ -274,9 +307,10 @@ def test_a_drain_ends_on_time_whatever_half_sent_requests_wait(roomcast_binary, 
 
 
 def test_a_socket_whose_token_expires_is_told_and_closed(api, impatient_node):
-    """Checked at the keep-alive ticks (every ping interval, 2.5 s here)."""
+    """Checked at the keep-alive ticks (every ping interval, 6 s here)."""
     account = api.register("expiring")
-    token = jwt_sign({"sub": account.id, "exp": int(time.time()) + 2})
+    # Seconds of validity, so that a slow CONNECT still comes before the expiry.
+    token = jwt_sign({"sub": account.id, "exp": int(time.time()) + 5})
     ws = websocket.create_connection(f"ws://127.0.0.1:{impatient_node.port}/socket.io/?EIO=4&transport=websocket", timeout=WAIT)
     try:
         assert ws.recv().startswith("0{")
