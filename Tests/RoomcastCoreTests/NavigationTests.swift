@@ -51,7 +51,9 @@ struct NavigationTests {
             try await Self.setUpdatedAt(redis, notMine, 500)
             // The per-user lists keep their creation scores: order comes from the room hashes.
             _ = try await redis.send("ZADD", RedisKeys.userRooms(alice.id), 9_999, quiet.id.rawValue)
-            _ = try await redis.send("HSET", RedisKeys.roomUnseenMessages(pair.id), alice.id.rawValue, 3, bob.id.rawValue, 7)
+            // Ten messages: Alice has read up to the 7th (3 unseen), Bob up to the 3rd (7 unseen).
+            _ = try await redis.send("HSET", RedisKeys.room(pair.id), "messageSeq", 10)
+            _ = try await redis.send("HSET", RedisKeys.roomMessageReads(pair.id), alice.id.rawValue, 7, bob.id.rawValue, 3)
             _ = try await redis.send("HSET", RedisKeys.roomUnseenElements(group.id), alice.id.rawValue, 2, carol.id.rawValue, 5)
             _ = try await redis.send("HSET", RedisKeys.roomUnseenElements(quiet.id), carol.id.rawValue, 4)
             _ = try await redis.send("HSET", RedisKeys.roomUnseenElements(notMine.id), alice.id.rawValue, 8)
@@ -78,7 +80,7 @@ struct NavigationTests {
         try await withTestRedis { redis, _ in
             let users = try await Self.makeUsers(redis, "alice", "bob")
             let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id], name: nil)
-            _ = try await redis.send("HSET", RedisKeys.roomUnseenMessages(room.id), users[0].id.rawValue, 1)
+            _ = try await redis.send("HSET", RedisKeys.room(room.id), "messageSeq", 1)
             let listing = try #require(try await RoomStore(redis: redis).listings(of: users[0].id).first)
             let json = try Self.json(listing)
             #expect(

@@ -55,7 +55,8 @@ struct PresenceStoreTests {
         try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis, lifetime: .milliseconds(12_345))
             _ = try await redis.send("HSET", RedisKeys.roomUnseenElements(f.room), f.alice.id.rawValue, 4, f.bob.id.rawValue, 2)
-            _ = try await redis.send("HSET", RedisKeys.roomUnseenMessages(f.room), f.alice.id.rawValue, 7)
+            // Seven messages since Alice last read the room (her read position is 0).
+            _ = try await redis.send("HSET", RedisKeys.room(f.room), "messageSeq", 7)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 let before = Timestamp.now().milliseconds
                 try await f.store.join(f.room, user: f.alice.id, socket: "sockA")
@@ -65,7 +66,7 @@ struct PresenceStoreTests {
                 let expiry = try #require(try await Self.score(redis, f.presenceKey, member))
                 #expect(expiry >= before + 12_345 && expiry <= after + 12_345)
                 #expect(try await LiveFixture.hash(redis, RedisKeys.roomUnseenElements(f.room)) == [f.alice.id.rawValue: "0", f.bob.id.rawValue: "2"])
-                #expect(try await LiveFixture.hash(redis, RedisKeys.roomUnseenMessages(f.room)) == [f.alice.id.rawValue: "0"])
+                #expect(try await LiveFixture.hash(redis, RedisKeys.roomMessageReads(f.room)) == [f.alice.id.rawValue: "7"])
                 #expect(try await f.store.presentUsers(in: f.room) == [f.alice.id])
 
                 let published = try #require(try await inbox.publications(1).first)
@@ -224,7 +225,7 @@ struct PresenceStoreTests {
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: [f.channel]) { inbox in
                 await expectRoomcastError(.forbidden) { try await f.store.join(f.room, user: f.eve.id, socket: "e1") }
-                #expect(try await redis.send(RedisCommand("EXISTS", f.presenceKey, RedisKeys.roomUnseenElements(f.room), RedisKeys.roomUnseenMessages(f.room)), as: Int.self) == 0)
+                #expect(try await redis.send(RedisCommand("EXISTS", f.presenceKey, RedisKeys.roomUnseenElements(f.room), RedisKeys.roomMessageReads(f.room)), as: Int.self) == 0)
                 #expect(try await LiveFixture.streamLength(redis, f.room) == 0)
                 try await inbox.fence(redis, on: [f.channel])
                 #expect(inbox.received.isEmpty)

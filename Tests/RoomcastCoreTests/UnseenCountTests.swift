@@ -19,7 +19,6 @@ struct UnseenCountTests {
 
         var participants: [User] { [alice, bob, carol] }
         var unseenKey: String { RedisKeys.roomUnseenElements(room) }
-        var unseenMessagesKey: String { RedisKeys.roomUnseenMessages(room) }
         var userChannels: [String] { [alice, bob, carol, eve].map { RedisKeys.userChannel($0.id) } }
     }
 
@@ -32,6 +31,16 @@ struct UnseenCountTests {
 
     static func unseen(_ redis: RedisClient, _ key: String) async throws -> [String: String] {
         try await LiveFixture.hash(redis, key)
+    }
+
+    /// Every participant's unseen messages by user id, as their room list shows them (derived
+    /// from the room's message sequence and their read positions: no count is stored per user).
+    static func unseenMessages(_ redis: RedisClient, _ f: Fixture) async throws -> [UserID: Int] {
+        var counts: [UserID: Int] = [:]
+        for user in f.participants {
+            counts[user.id] = try await RoomStore(redis: redis).listings(of: user.id).first { $0.room.id == f.room }?.badges.messages
+        }
+        return counts
     }
 
     /// The global events received so far, by recipient: (name, payload) in arrival order.
@@ -160,17 +169,17 @@ struct UnseenCountTests {
             for _ in 0..<3 { _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room) }
             for text in ["one", "two"] { _ = try await MessageStore(redis: redis).send(text, from: f.alice, to: f.room) }
             #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "3", f.carol.id.rawValue: "3"])
-            #expect(try await Self.unseen(redis, f.unseenMessagesKey) == [f.bob.id.rawValue: "2", f.carol.id.rawValue: "2"])
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 0, f.bob.id: 2, f.carol.id: 2])
 
             try await presence.join(f.room, user: f.carol.id, socket: "c1")
             #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "3", f.carol.id.rawValue: "0"])
-            #expect(try await Self.unseen(redis, f.unseenMessagesKey) == [f.bob.id.rawValue: "2", f.carol.id.rawValue: "0"])
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 0, f.bob.id: 2, f.carol.id: 0])
 
             try await withSubscriber(server, to: f.userChannels) { inbox in
                 let element = try await f.elements.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
                 _ = try await MessageStore(redis: redis).send("three", from: f.bob, to: f.room)
                 #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "3", f.carol.id.rawValue: "0", f.alice.id.rawValue: "1"])
-                #expect(try await Self.unseen(redis, f.unseenMessagesKey) == [f.bob.id.rawValue: "2", f.carol.id.rawValue: "0", f.alice.id.rawValue: "1"])
+                #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 1, f.bob.id: 2, f.carol.id: 0])
                 let last = try await Self.lastGlobal(inbox, [(f.alice, 1), (f.bob, 1), (f.carol, 1)])
                 #expect(last[f.carol.id]?["unseenCount"] == 0)
                 #expect(last[f.carol.id]?["elementId"].stringValue == element.id.rawValue)
@@ -183,6 +192,9 @@ struct UnseenCountTests {
             try await presence.leave(f.room, user: f.carol.id, socket: "c1")
             _ = try await f.elements.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
             #expect(try await Self.unseen(redis, f.unseenKey)[f.carol.id.rawValue] == "1")
+            #expect(try await Self.unseenMessages(redis, f)[f.carol.id] == 0)
+            _ = try await MessageStore(redis: redis).send("four", from: f.bob, to: f.room)
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 2, f.bob.id: 2, f.carol.id: 1])
         }
     }
 
@@ -191,20 +203,99 @@ struct UnseenCountTests {
         try await withTestRedis { redis, _ in
             let f = try await Self.fixture(redis)
             let messages = MessageStore(redis: redis)
-            try await LiveFixture.seedPresence(redis, f.room, f.bob.id)
+            try await PresenceStore(redis: redis).join(f.room, user: f.bob.id, socket: "b1")
             _ = try await messages.send("hi", from: f.alice, to: f.room)
             _ = try await messages.send("hello", from: f.alice, to: f.room)
-            #expect(try await Self.unseen(redis, f.unseenMessagesKey) == [f.carol.id.rawValue: "2"])
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 0, f.bob.id: 0, f.carol.id: 2])
             _ = try await messages.send("yo", from: f.carol, to: f.room)
-            #expect(try await Self.unseen(redis, f.unseenMessagesKey) == [f.carol.id.rawValue: "2", f.alice.id.rawValue: "1"])
-            // Element and message counts are separate.
-            #expect(try await redis.send(RedisCommand("EXISTS", f.unseenKey), as: Int.self) == 0)
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 1, f.bob.id: 0, f.carol.id: 2])
+            // Element and message counts are separate (Bob's join wrote his element count, 0).
+            #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "0"])
             // A refused send counts nothing.
             await expectRoomcastError(.forbidden) { _ = try await messages.send("let me in", from: f.eve, to: f.room) }
-            #expect(try await Self.unseen(redis, f.unseenMessagesKey) == [f.carol.id.rawValue: "2", f.alice.id.rawValue: "1"])
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 1, f.bob.id: 0, f.carol.id: 2])
             // Join resets the message count too.
             try await PresenceStore(redis: redis).join(f.room, user: f.carol.id, socket: "c9")
-            #expect(try await Self.unseen(redis, f.unseenMessagesKey) == [f.carol.id.rawValue: "0", f.alice.id.rawValue: "1"])
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 1, f.bob.id: 0, f.carol.id: 0])
+            // Bob leaves: the messages sent while he was there stay seen; the next one counts.
+            try await PresenceStore(redis: redis).leave(f.room, user: f.bob.id, socket: "b1")
+            #expect(try await Self.unseenMessages(redis, f)[f.bob.id] == 0)
+            _ = try await messages.send("after you left", from: f.alice, to: f.room)
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 1, f.bob.id: 1, f.carol.id: 0])
+        }
+    }
+
+    @Test("a message costs Redis the same commands in a room of 2 as in a room of 16 away participants")
+    func messageCostIndependentOfRoomSize() async throws {
+        try await withTestRedis { redis, server in
+            let users = try await LiveFixture.users(redis, 16, prefix: "size")
+            let rooms = RoomStore(redis: redis)
+            let pair = try await rooms.create(by: users[0].id, with: [users[1].id], name: nil)
+            let crowd = try await rooms.create(by: users[0].id, with: users.dropFirst().map(\.id), name: nil)
+            let messages = MessageStore(redis: redis)
+            // Loads the script on every server, so the runs below differ only in the room.
+            _ = try await messages.send("warm up", from: users[0], to: pair.id)
+            var commands: [[String: Int]] = []
+            for room in [pair, crowd] {
+                let before = try await Self.commandCalls(server)
+                _ = try await messages.send("hello", from: users[0], to: room.id)
+                commands.append(Self.difference(try await Self.commandCalls(server), before))
+            }
+            #expect(commands[0] == commands[1], "commands per message, room of 2 vs room of 16: \(commands)")
+            #expect(commands[1]["hincrby", default: 0] <= 2, "\(commands[1])")
+            // Yet every away participant's count is exact.
+            for user in users.dropFirst() {
+                #expect(try await rooms.listings(of: user.id).first { $0.room.id == crowd.id }?.badges.messages == 1, "\(user.username)")
+            }
+            #expect(try await rooms.listings(of: users[0].id).first { $0.room.id == crowd.id }?.badges.messages == 0)
+        }
+    }
+
+    @Test("a socket whose presence expired (its node died) stops counting as present at the next message, not before")
+    func expiredPresenceCountsFromTheNextMessage() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            let messages = MessageStore(redis: redis)
+            try await PresenceStore(redis: redis).join(f.room, user: f.bob.id, socket: "b1")
+            _ = try await messages.send("while bob is here", from: f.alice, to: f.room)
+            // Bob's node dies: nobody leaves for him, his member just expires.
+            _ = try await redis.send(
+                RedisCommand("ZADD", RedisKeys.roomPresence(f.room), "XX", Int(Timestamp.now().milliseconds) - 1, PresenceStore.member(user: f.bob.id, socket: "b1"))
+            )
+            #expect(try await Self.unseenMessages(redis, f)[f.bob.id] == 0)
+            try await withSubscriber(server, to: [RedisKeys.roomChannel(f.room)]) { inbox in
+                _ = try await messages.send("after bob's node died", from: f.alice, to: f.room)
+                // The expiry is announced first, then the message.
+                let published = try await inbox.publications(2)
+                #expect(try published.map { try $0.event().name } == ["room:presence", "message:new"])
+                #expect(try published[0].event().payload["activeUserIds"] == [])
+            }
+            #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 0, f.bob.id: 1, f.carol.id: 2])
+        }
+    }
+
+    /// Calls per command on every server (`INFO commandstats`), less the client's own (the
+    /// script call, health checks, slot map).
+    static func commandCalls(_ server: TestRedis) async throws -> [String: Int] {
+        let ignored: Set<String> = ["evalsha", "eval", "script", "info", "ping", "cluster", "client", "config", "hello", "select"]
+        var calls: [String: Int] = [:]
+        for info in try await server.onEveryServer({ try await $0.send(RedisCommand("INFO", "commandstats")).string ?? "" }) {
+            for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("cmdstat_") {
+                let parts = line.dropFirst("cmdstat_".count).split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, !ignored.contains(parts[0].lowercased()),
+                    let field = parts[1].split(separator: ",").first(where: { $0.hasPrefix("calls=") }),
+                    let count = Int(field.dropFirst("calls=".count))
+                else { continue }
+                calls[String(parts[0]).lowercased(), default: 0] += count
+            }
+        }
+        return calls
+    }
+
+    static func difference(_ after: [String: Int], _ before: [String: Int]) -> [String: Int] {
+        after.reduce(into: [:]) { result, entry in
+            let delta = entry.value - before[entry.key, default: 0]
+            if delta != 0 { result[entry.key] = delta }
         }
     }
 

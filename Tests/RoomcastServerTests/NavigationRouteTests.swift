@@ -40,7 +40,9 @@ struct NavigationRouteTests {
             let now = Self.nowMilliseconds
             _ = try await cluster.withRedis { redis in
                 try await redis.pipeline([
-                    RedisCommand("HSET", "room:{\(pair)}:unseen:messages", alice.id, 3, bob.id, 9),
+                    // Twelve messages: Alice has read 9 (3 unseen), Bob 3 (9 unseen).
+                    RedisCommand("HSET", "room:{\(pair)}", "messageSeq", 12),
+                    RedisCommand("HSET", "room:{\(pair)}:read:messages", alice.id, 9, bob.id, 3),
                     RedisCommand("HSET", "room:{\(group)}:unseen", alice.id, 2),
                     RedisCommand("HSET", "room:{\(quiet)}:unseen", carol.id, 4),
                     RedisCommand("HSET", "room:{\(other)}:unseen", alice.id, 8),

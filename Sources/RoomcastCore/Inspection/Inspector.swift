@@ -44,14 +44,19 @@ public struct Inspector: Sendable {
         let replies = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.pipeline([
                 RedisCommand("HGETALL", RedisKeys.roomUnseenElements(id)),
-                RedisCommand("HGETALL", RedisKeys.roomUnseenMessages(id)),
+                RedisCommand("HGETALL", RedisKeys.roomMessageReads(id)),
                 RedisCommand("ZCOUNT", RedisKeys.roomPresence(id), now, "+inf"),
                 RedisCommand("XLEN", RedisKeys.roomStream(id)),
                 RedisCommand("XRANGE", RedisKeys.roomStream(id), "-", "+", "COUNT", 1),
                 RedisCommand("XLEN", RedisKeys.roomMessages(id)),
+                RedisCommand("HMGET", RedisKeys.room(id), "messageSeq", "presence"),
             ])
         }
-        let (unseenElements, unseenMessages) = (replies[0].fields, replies[1].fields)
+        let (unseenElements, messageReads) = (replies[0].fields, replies[1].fields)
+        // Unseen messages exactly as the user's room list counts them (RoomRecord).
+        let counts = (try? [String?](redisReply: replies[6])) ?? []
+        let messageSequence = counts.first.flatMap { $0 }.flatMap { Int($0) } ?? 0
+        let announcedPresence = counts.dropFirst().first.flatMap { $0 } ?? "[]"
         let recent = try await RoomEventLog(redis: redis).latest(recentEvents, of: id)
         return RoomInspection(
             id: room.id, name: room.name, createdBy: room.createdBy, createdAt: room.createdAt, updatedAt: room.updatedAt,
@@ -60,7 +65,10 @@ public struct Inspector: Sendable {
                 RoomInspection.Participant(
                     id: user.id, username: user.username, displayName: user.displayName,
                     unseenElements: unseenElements[user.id.rawValue].flatMap { Int($0) } ?? 0,
-                    unseenMessages: unseenMessages[user.id.rawValue].flatMap { Int($0) } ?? 0,
+                    unseenMessages: UnseenMessages.count(
+                        for: user.id, sequence: messageSequence, readPosition: messageReads[user.id.rawValue].flatMap { Int($0) },
+                        announcedPresence: announcedPresence
+                    ),
                     present: present.contains(user.id)
                 )
             },

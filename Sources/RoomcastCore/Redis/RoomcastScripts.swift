@@ -7,9 +7,10 @@ public enum RoomcastScripts {
     public static let roomCreate = script("room_create")
     /// `room_rename.lua`: set or clear a room's name, for participants.
     public static let roomRename = script("room_rename")
-    /// `message_send.lua`: store, append and publish a chat message.
+    /// `message_send.lua`: store, append and publish a chat message (presence layout: it takes
+    /// expired sockets out before counting who has the room open).
     public static let messageSend = RedisScript(
-        name: "message_send", source: ["_request", "_counts", "message_send"].map(source).joined(separator: "\n")
+        name: "message_send", source: ["_request", "_emit", "_presence", "message_send"].map(source).joined(separator: "\n")
     )
 
     /// `element_create.lua`

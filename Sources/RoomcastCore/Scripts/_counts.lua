@@ -11,17 +11,6 @@ local function present_set(presence_key, now)
     return present
 end
 
--- One more unseen for each participant other than `actor` who does not have the room open, when
--- nobody needs the counts back (a chat message: its unseen counts are read, not pushed).
-local function grow_unseen(participants_key, presence_key, unseen_key, actor, now)
-    local present = present_set(presence_key, now)
-    for _, user in ipairs(redis.call('SMEMBERS', participants_key)) do
-        if user ~= actor and not present[user] then
-            redis.call('HINCRBY', unseen_key, user, 1)
-        end
-    end
-end
-
 -- Every participant with their unseen count: one more for each participant other than `actor`
 -- who does not have the room open when `grow` is true. Returns { user, count, user, count … }.
 local function unseen_counts(participants_key, presence_key, unseen_key, actor, now, grow)

@@ -4,6 +4,7 @@
 --   KEYS[3] presence set        room:{<roomId>}:presence   (member '<userId>|<socketId>', score expiry ms)
 --   KEYS[4] room event stream   room:{<roomId>}:stream
 --   KEYS[5] room channel        room:{<roomId>}:events
+--   KEYS[6] read positions      room:{<roomId>}:read:messages   (user id → `messageSeq` they have seen)
 -- ARGV[1] now (epoch ms), ARGV[2] expiry (epoch ms), ARGV[3] events kept, ARGV[4] room id,
 -- ARGV[5…] per script.
 
@@ -22,14 +23,37 @@ local function present_users(now)
     return users
 end
 
+-- Whether `user` was present at the last announcement (the room hash's `presence` list).
+local function is_present(user)
+    local list = redis.call('HGET', KEYS[1], 'presence')
+    return list ~= false and string.find(list, '"' .. user .. '"', 1, true) ~= nil
+end
+
+-- Unseen chat messages are `messageSeq` minus the user's read position, and 0 while the user is
+-- present: so a message costs the same whatever the room's size. A user's read position is set
+-- to the room's sequence when they join (presence_join.lua) and when their last socket leaves or
+-- expires (here), so messages sent while they were present are never counted.
+local function close_reads(announced, users)
+    if not announced or announced == '[]' then return end
+    local staying = {}
+    for _, user in ipairs(users) do staying[user] = true end
+    local sequence = redis.call('HGET', KEYS[1], 'messageSeq') or '0'
+    for _, user in ipairs(cjson.decode(announced)) do
+        if not staying[user] then redis.call('HSET', KEYS[6], user, sequence) end
+    end
+end
+
 -- Emits `room:presence {roomId, isActive, activeUserIds}` when the set of present users differs
--- from the last one announced (kept in the room hash), so expiries are announced too.
+-- from the last one announced (kept in the room hash), so expiries are announced too; users who
+-- are gone get their read position closed.
 local function announce_presence(now)
     local users = present_users(now)
     local list = #users == 0 and '[]' or cjson.encode(users)
-    if redis.call('HGET', KEYS[1], 'presence') == list then
+    local announced = redis.call('HGET', KEYS[1], 'presence')
+    if announced == list then
         return ''
     end
+    close_reads(announced, users)
     redis.call('HSET', KEYS[1], 'presence', list)
     return emit_to(KEYS[4], KEYS[5], ARGV[3], 'room:presence',
         '"roomId":' .. cjson.encode(ARGV[4]) .. ',"isActive":' .. tostring(#users > 0) .. ',"activeUserIds":' .. list)

@@ -39,10 +39,11 @@ public struct MessageStore: Sendable {
         } catch {
             throw RoomcastError(.internalError, "could not encode the message")
         }
+        // The presence scripts' key layout (the script takes expired sockets out first).
         var keys = [
-            RedisKeys.roomParticipants(roomId), RedisKeys.roomMessages(roomId),
-            RedisKeys.roomStream(roomId), RedisKeys.roomChannel(roomId),
-            RedisKeys.roomPresence(roomId), RedisKeys.roomUnseenMessages(roomId),
+            RedisKeys.room(roomId), RedisKeys.roomParticipants(roomId), RedisKeys.roomPresence(roomId),
+            RedisKeys.roomStream(roomId), RedisKeys.roomChannel(roomId), RedisKeys.roomMessageReads(roomId),
+            RedisKeys.roomMessages(roomId),
         ]
         if let requestId { keys.append(RedisKeys.roomRequest(roomId, user: sender.id, request: requestId)) }
         let reply = try await mappingRedisErrors { () throws(RedisError) in
@@ -50,8 +51,9 @@ public struct MessageStore: Sendable {
                 RoomcastScripts.messageSend,
                 keys: keys,
                 arguments: [
-                    sender.id.rawValue, message.id.rawValue, text, Int(message.createdAt.milliseconds),
-                    frame.prefix, frame.suffix, messagesKept, eventsKept, messageJSON,
+                    // now, (expiry: unused here), events kept, room id, as presence scripts take them
+                    Int(message.createdAt.milliseconds), Int(message.createdAt.milliseconds), eventsKept, roomId.rawValue,
+                    sender.id.rawValue, message.id.rawValue, text, frame.prefix, frame.suffix, messagesKept, messageJSON,
                 ]
             )
         }

@@ -34,7 +34,7 @@ public struct PresenceStore: Sendable {
     public func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> Joined {
         let reply = try await run(
             RoomcastScripts.presenceJoin, room: room, [user.rawValue, Self.member(user: user, socket: socket)],
-            extraKeys: [RedisKeys.roomUnseenElements(room), RedisKeys.roomUnseenMessages(room)]
+            extraKeys: [RedisKeys.roomUnseenElements(room)]
         )
         guard case .array(let parts) = reply, parts.count == 3, let event = parts[0].string, let users = parts[1].string,
             let offset = parts[2].string
@@ -76,7 +76,7 @@ public struct PresenceStore: Sendable {
         let expiry = now + Int64(lifetime.wholeMilliseconds)
         let keys = [
             RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomPresence(room),
-            RedisKeys.roomStream(room), RedisKeys.roomChannel(room),
+            RedisKeys.roomStream(room), RedisKeys.roomChannel(room), RedisKeys.roomMessageReads(room),
         ] + extraKeys
         return try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(script, keys: keys, arguments: [Int(now), Int(expiry), eventsKept, room.rawValue] + arguments)

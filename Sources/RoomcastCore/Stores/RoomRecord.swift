@@ -1,7 +1,7 @@
 /// A room as read from Redis, before its participants' profiles are looked up.
 struct RoomRecord: Sendable {
     /// The hash fields read with `HMGET`, in this order.
-    static let hashFields = ["name", "createdBy", "createdAt", "updatedAt", "elementCount"]
+    static let hashFields = ["name", "createdBy", "createdAt", "updatedAt", "elementCount", "messageSeq", "presence"]
 
     var id: RoomID
     var name: String?
@@ -14,6 +14,10 @@ struct RoomRecord: Sendable {
     var participantIDs: [UserID]
     /// The reader's unseen counts, when asked for.
     var badges = RoomBadges()
+    /// Messages ever sent in the room (`messageSeq`): unseen messages are counted from it.
+    var messageSequence: Int
+    /// The users present at the last presence change, as the JSON array the room hash keeps.
+    var announcedPresence: String
 
     /// Reads a room hash; `nil` when it is missing or damaged.
     /// - Parameters:
@@ -30,8 +34,16 @@ struct RoomRecord: Sendable {
         self.createdAt = Timestamp(milliseconds: createdAt)
         self.updatedAt = Timestamp(milliseconds: updatedAt)
         self.elementCount = fields["elementCount"].flatMap(Int.init) ?? 0
+        self.messageSequence = fields["messageSeq"].flatMap(Int.init) ?? 0
+        self.announcedPresence = fields["presence"] ?? "[]"
         self.isActive = live > 0
         self.participantIDs = participants.compactMap(UserID.init).sorted()
+    }
+
+    /// The messages `user` has not seen (``UnseenMessages``).
+    /// - Parameter readPosition: the user's entry in `room:{<roomId>}:read:messages`.
+    func unseenMessages(for user: UserID, readPosition: Int?) -> Int {
+        UnseenMessages.count(for: user, sequence: messageSequence, readPosition: readPosition, announcedPresence: announcedPresence)
     }
 
     /// The room, with the participants' profiles.

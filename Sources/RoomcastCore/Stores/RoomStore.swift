@@ -125,7 +125,7 @@ extension RoomStore {
             // Presence members are scored by when they expire: the live ones score now or later.
             commands.append(RedisCommand("ZCOUNT", RedisKeys.roomPresence(id), now, "+inf"))
             if let reader {
-                commands.append(RedisCommand("HGET", RedisKeys.roomUnseenMessages(id), reader.rawValue))
+                commands.append(RedisCommand("HGET", RedisKeys.roomMessageReads(id), reader.rawValue))
                 commands.append(RedisCommand("HGET", RedisKeys.roomUnseenElements(id), reader.rawValue))
             }
         }
@@ -145,9 +145,9 @@ extension RoomStore {
                         live: try Int(redisReply: replies[base + 2])
                     )
                 else { continue }
-                if reader != nil {
+                if let reader {
                     record.badges = RoomBadges(
-                        messages: max(0, try Int?(redisReply: replies[base + 3]) ?? 0),
+                        messages: record.unseenMessages(for: reader, readPosition: try Int?(redisReply: replies[base + 3])),
                         elements: max(0, try Int?(redisReply: replies[base + 4]) ?? 0)
                     )
                 }
