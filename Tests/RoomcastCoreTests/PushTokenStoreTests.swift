@@ -152,6 +152,73 @@ struct PushTokenStoreTests {
         }
     }
 
+    @Test("a token registered with an installation id moves only through a registration naming that installation")
+    func boundToItsInstallation() async throws {
+        try await withTestRedis { redis, _ in
+            let f = try await Self.fixture(redis)
+            let phone = try AppInstallation(id: "7d6c0f5e-2b1a-4c3d-9e8f-0a1b2c3d4e5f")
+            let other = try AppInstallation(id: "attacker-installation-0001")
+            let device = try Self.device(1)
+            try await f.tokens.register(device, for: f.alice.id, installation: phone)
+            #expect(try await redis.send(RedisCommand("GET", RedisKeys.pushTokenInstallation(device.token)), as: String?.self) == phone.digest)
+
+            // Knowing the token is not enough: without the installation, or with another, Bob is
+            // refused and Alice keeps her pushes.
+            await expectRoomcastError(.conflict) { try await f.tokens.register(device, for: f.bob.id) }
+            await expectRoomcastError(.conflict) { try await f.tokens.register(device, for: f.bob.id, installation: other) }
+            #expect(try await f.tokens.tokens(for: f.alice.id) == [device])
+            #expect(try await f.tokens.tokens(for: f.bob.id).isEmpty)
+            #expect(try await Self.owner(redis, device.token) == f.alice.id.rawValue)
+            // Alice refreshing it, with or without the id, keeps it hers and bound.
+            try await f.tokens.register(device, for: f.alice.id)
+            await expectRoomcastError(.conflict) { try await f.tokens.register(device, for: f.bob.id) }
+
+            // The phone signs in to Bob's account: it names its installation, and the token moves.
+            try await f.tokens.register(device, for: f.bob.id, installation: phone)
+            #expect(try await f.tokens.tokens(for: f.alice.id).isEmpty)
+            #expect(try await f.tokens.tokens(for: f.bob.id) == [device])
+            await expectRoomcastError(.conflict) { try await f.tokens.register(device, for: f.alice.id, installation: other) }
+
+            // Removed by its owner (sign-out): owner and binding go, so Redis keeps nothing of it.
+            #expect(try await f.tokens.remove(device.token, for: f.bob.id))
+            #expect(try await NotificationFixture.exists(redis, RedisKeys.pushTokenInstallation(device.token)) == false)
+            #expect(try await NotificationFixture.exists(redis, RedisKeys.pushTokenOwner(device.token)) == false)
+            try await f.tokens.register(device, for: f.alice.id, installation: other)
+            #expect(try await f.tokens.tokens(for: f.alice.id) == [device])
+        }
+    }
+
+    @Test("installation ids: 16-128 bytes of letters, digits, '-' and '_'; stored as their SHA-256")
+    func installationIDs() throws {
+        #expect(try AppInstallation(id: String(repeating: "a", count: 16)).digest.count == 64)
+        #expect(try AppInstallation(id: String(repeating: "Z_-9", count: 32)).digest.utf8.allSatisfy { $0 != UInt8(ascii: "Z") })
+        #expect(try AppInstallation(id: "abcdefghijklmnop") == AppInstallation(id: "abcdefghijklmnop"))
+        #expect(try AppInstallation(id: "abcdefghijklmnop") != AppInstallation(id: "abcdefghijklmnoq"))
+        for invalid in [String(repeating: "a", count: 15), String(repeating: "a", count: 129), "abcdefghijklmnop ", "abcdefghijklmnö1", ""] {
+            #expect(throws: RoomcastError.self, "\(invalid)") { try AppInstallation(id: invalid) }
+        }
+    }
+
+    @Test("a user keeps at most maxDevicesPerUser devices: one more drops the least recently registered, owner record too")
+    func devicesPerUserAreBounded() async throws {
+        try await withTestRedis { redis, _ in
+            var f = try await Self.fixture(redis)
+            f.tokens.maxDevicesPerUser = 3
+            let devices = try (1...5).map(Self.device)
+            for device in devices.prefix(3) {
+                try await f.tokens.register(device, for: f.alice.id)
+            }
+            // The second becomes the least recently registered.
+            _ = try await redis.send(RedisCommand("HSET", RedisKeys.userPushTokens(f.alice.id), devices[1].token, #"{"platform":"ios","updatedAt":1}"#))
+            try await f.tokens.register(devices[3], for: f.alice.id)
+            #expect(Set(try await f.tokens.tokens(for: f.alice.id)) == [devices[0], devices[2], devices[3]])
+            #expect(try await Self.owner(redis, devices[1].token) == nil)
+            try await f.tokens.register(devices[4], for: f.alice.id)
+            #expect(try await f.tokens.tokens(for: f.alice.id).count == 3)
+            #expect(try await redis.send(RedisCommand("HLEN", RedisKeys.userPushTokens(f.alice.id)), as: Int.self) == 3)
+        }
+    }
+
     @Test("remove: true then false; the owner record goes only with its owner's token")
     func remove() async throws {
         try await withTestRedis { redis, _ in

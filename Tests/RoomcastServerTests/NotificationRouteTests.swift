@@ -384,6 +384,42 @@ struct NotificationRouteTests {
 
     // MARK: Outbox
 
+    @Test("a token registered with installationId moves only through that installation: 409 conflict for anyone else, 400 for a bad id")
+    func pushTokensBoundToTheirInstallation() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let mallory = try await cluster.register("mallory")
+            let token = NotificationAPI.deviceToken(3)
+            let register = { (user: TestUser, installation: String?, node: GatewayProcess) async throws -> ElementSocketTests.Response in
+                var body: JSONValue = ["token": .string(token), "platform": "ios"]
+                if let installation { body = ["token": .string(token), "platform": "ios", "installationId": .string(installation)] }
+                return try await ElementSocketTests.rest("PUT", "/api/users/me/push-token", as: user, body: body.description, on: node)
+            }
+            let phone = "5F0C8A3E-1D2B-4C6F-8E9A-0B1C2D3E4F50"
+            let registered = try await register(alice, phone, cluster.node1)
+            #expect(registered.status == 200, "\(registered.json)")
+            #expect(registered.json == ["data": ["token": .string(token), "platform": "ios"]])
+
+            for installation in [nil, "mallorys-own-installation"] {
+                let refused = try await register(mallory, installation, cluster.node2)
+                #expect(refused.status == 409, "\(refused.json)")
+                #expect(refused.json["error"]["code"] == "conflict")
+            }
+            #expect(try await NotificationAPI.tokens(of: alice, on: cluster.node2) == [token])
+            #expect(try await NotificationAPI.tokens(of: mallory, on: cluster.node1).isEmpty)
+
+            let badID = try await register(mallory, "short", cluster.node1)
+            #expect(badID.status == 400, "\(badID.json)")
+            #expect(badID.json["error"]["code"] == "invalid_payload")
+
+            // The same phone signed in as someone else moves it.
+            let moved = try await register(mallory, phone, cluster.node2)
+            #expect(moved.status == 200, "\(moved.json)")
+            #expect(try await NotificationAPI.tokens(of: alice, on: cluster.node1).isEmpty)
+            #expect(try await NotificationAPI.tokens(of: mallory, on: cluster.node1) == [token])
+        }
+    }
+
     @Test("without APNs settings push jobs wait in the outbox: one per device, aps.badge = the unread count at enqueue")
     func outboxWithoutAPNs() async throws {
         try await TwoNodeCluster.with(environment: NotificationAPI.environment) { cluster in

@@ -38,6 +38,7 @@ struct NotificationSettingsTests {
         #expect(push.maxRetryDelay == .seconds(300))
         #expect(push.pollInterval == .milliseconds(250))
         #expect(push.batchSize == 32)
+        #expect(push.maxDevicesPerUser == 10)
     }
 
     @Test("every new key is read from the environment")
@@ -53,6 +54,7 @@ struct NotificationSettingsTests {
             "ROOMCAST_PUSH_MAX_RETRY_DELAY_MS": "5000",
             "ROOMCAST_PUSH_POLL_INTERVAL_MS": "50",
             "ROOMCAST_PUSH_BATCH_SIZE": "7",
+            "ROOMCAST_PUSH_MAX_DEVICES_PER_USER": "4",
         ]) { $1 }
         let settings = try await load(environment)
         #expect(settings.notifications.keptPerUser == 20)
@@ -70,6 +72,7 @@ struct NotificationSettingsTests {
         #expect(push.maxRetryDelay == .milliseconds(5000))
         #expect(push.pollInterval == .milliseconds(50))
         #expect(push.batchSize == 7)
+        #expect(push.maxDevicesPerUser == 4)
     }
 
     @Test("the YAML file sets them too, and the environment overrides it; the endpoint defaults to production")
@@ -167,6 +170,8 @@ struct NotificationSettingsTests {
             ("ROOMCAST_NOTIFICATIONS_KEPT_PER_USER", "100001", "notifications.kept_per_user"),
             ("ROOMCAST_PUSH_MAX_ATTEMPTS", "0", "push.max_attempts"),
             ("ROOMCAST_PUSH_MAX_ATTEMPTS", "101", "push.max_attempts"),
+            ("ROOMCAST_PUSH_MAX_DEVICES_PER_USER", "0", "push.max_devices_per_user"),
+            ("ROOMCAST_PUSH_MAX_DEVICES_PER_USER", "many", "push.max_devices_per_user"),
             ("ROOMCAST_PUSH_RETRY_DELAY_MS", "9", "push.retry_delay_ms"),
             ("ROOMCAST_PUSH_RETRY_DELAY_MS", "1.5", "push.retry_delay_ms"),
             ("ROOMCAST_PUSH_MAX_RETRY_DELAY_MS", "9", "push.max_retry_delay_ms"),

@@ -2,31 +2,63 @@ import NIOCore
 public import RedisClient
 
 /// The devices each user receives pushes on. A token belongs to one user at a time: when a
-/// device signs in to another account, the previous account stops getting its pushes.
+/// device signs in to another account, the previous account stops getting its pushes. A token
+/// registered with an ``AppInstallation`` moves only through that installation's registration.
 public struct PushTokenStore: Sendable {
     private let redis: RedisClient
+    /// Most devices a user keeps (`push.max_devices_per_user`): registering one more drops the
+    /// least recently registered, so no account can grow Redis by registering tokens.
+    public var maxDevicesPerUser: Int
 
     /// Creates a store over a client.
-    public init(redis: RedisClient) {
+    public init(redis: RedisClient, maxDevicesPerUser: Int = 10) {
         self.redis = redis
+        self.maxDevicesPerUser = maxDevicesPerUser
     }
 
     /// Registers (or refreshes) `device` for `user`, taking it away from any other user.
-    public func register(_ device: PushToken, for user: UserID) async throws(RoomcastError) {
+    /// - Parameter installation: the app installation registering it; once a token is
+    ///   registered with one, another user can take it only by naming the same installation.
+    /// - Throws: `conflict` when the token belongs to someone else and is bound to another
+    ///   installation (or to one, and this registration names none).
+    public func register(_ device: PushToken, for user: UserID, installation: AppInstallation? = nil) async throws(RoomcastError) {
         let record: String
         do {
             record = String(buffer: try JSONCoding.encode(Record(platform: device.platform, updatedAt: Timestamp.now().milliseconds)))
         } catch {
             throw RoomcastError(.internalError, "could not encode the push token")
         }
-        try await mappingRedisErrors { () throws(RedisError) in
-            // Two slots (the user's and the token's): two commands, owner last so a crash between
-            // leaves at worst a token the worker finds stale.
+        // Two slots (the token's and the user's): the claim first, so a refused one changes
+        // nothing; a crash before the user's record leaves a token the worker finds stale.
+        let previous = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.evaluate(
+                RoomcastScripts.pushTokenClaim,
+                keys: [RedisKeys.pushTokenOwner(device.token), RedisKeys.pushTokenInstallation(device.token)],
+                arguments: [user.rawValue, installation?.digest ?? ""]
+            )
+        }
+        let devices = try await mappingRedisErrors { () throws(RedisError) in
             _ = try await redis.send(RedisCommand("HSET", RedisKeys.userPushTokens(user), device.token, record))
-            let previous = try await redis.send(RedisCommand("SET", RedisKeys.pushTokenOwner(device.token), user.rawValue, "GET"))
             if let owner = previous.string, owner != user.rawValue, let previousUser = UserID(owner) {
                 _ = try await redis.send(RedisCommand("HDEL", RedisKeys.userPushTokens(previousUser), device.token))
             }
+            return try await redis.send(RedisCommand("HLEN", RedisKeys.userPushTokens(user)), as: Int.self)
+        }
+        if devices > maxDevicesPerUser {
+            try await dropOldestDevices(of: user, keeping: maxDevicesPerUser)
+        }
+    }
+
+    /// Removes the least recently registered devices of `user` past `count`.
+    private func dropOldestDevices(of user: UserID, keeping count: Int) async throws(RoomcastError) {
+        let reply = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("HGETALL", RedisKeys.userPushTokens(user)))
+        }
+        let byAge = reply.fields.map { token, json in
+            (token: token, updatedAt: (try? JSONCoding.decode(Record.self, from: ByteBuffer(string: json)))?.updatedAt ?? 0)
+        }.sorted { ($0.updatedAt, $0.token) < ($1.updatedAt, $1.token) }
+        for stale in byAge.dropLast(count) {
+            try await remove(stale.token, for: user)
         }
     }
 
@@ -37,7 +69,10 @@ public struct PushTokenStore: Sendable {
         let token = PushToken.normalized(token)
         return try await mappingRedisErrors { () throws(RedisError) in
             let removed = try await redis.send(RedisCommand("HDEL", RedisKeys.userPushTokens(user), token))
-            _ = try await redis.evaluate(RoomcastScripts.ownerRelease, keys: [RedisKeys.pushTokenOwner(token)], arguments: [user.rawValue])
+            _ = try await redis.evaluate(
+                RoomcastScripts.ownerRelease, keys: [RedisKeys.pushTokenOwner(token), RedisKeys.pushTokenInstallation(token)],
+                arguments: [user.rawValue]
+            )
             return removed == .integer(1)
         }
     }

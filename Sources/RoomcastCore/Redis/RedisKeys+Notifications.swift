@@ -15,6 +15,9 @@ extension RedisKeys {
     public static func userPushTokens(_ id: UserID) -> String { "user:{\(id)}:push-tokens" }
     /// String: the user a device token belongs to, so a device that changes account leaves the old one.
     public static func pushTokenOwner(_ token: String) -> String { "push-token:{\(token)}" }
+    /// String: SHA-256 (hex) of the app installation a device token is bound to, when the app
+    /// registered it with one; deleted with the owner record.
+    public static func pushTokenInstallation(_ token: String) -> String { "push-token:{\(token)}:installation" }
     /// Stream: APNs push jobs waiting for delivery (`user`, `token`, `notification`, `platform`,
     /// `payload`), consumed by the ``pushWorkersGroup`` consumer group.
     public static let pushOutbox = "push:{outbox}"

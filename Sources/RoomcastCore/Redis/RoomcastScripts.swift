@@ -52,6 +52,8 @@ public enum RoomcastScripts {
     public static let notificationReadAll = userEventScript("notification_read_all")
     /// `user_event_publish.lua`: append a per-user event to the user's stream and publish it.
     public static let userEventPublish = userEventScript("user_event_publish")
+    /// `push_token_claim.lua`: give a device token to a user unless another installation holds it.
+    public static let pushTokenClaim = script("push_token_claim")
     /// `owner_release.lua`: forget a device token's or an email's owner if it is still this user.
     public static let ownerRelease = script("owner_release")
     /// `push_job_finish.lua`: acknowledge a push job, dead-lettering it when it failed.
@@ -64,7 +66,7 @@ public enum RoomcastScripts {
     public static let all = [
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
         elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
-        notificationReadAll, ownerRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish, rateLimitHit,
+        notificationReadAll, pushTokenClaim, ownerRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish, rateLimitHit,
     ]
 
     private static func script(_ name: String) -> RedisScript {

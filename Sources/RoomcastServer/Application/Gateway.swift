@@ -50,7 +50,7 @@ public struct Gateway: Sendable {
         let reactions = ReactionStore(redis: redis, eventsKept: settings.roomStreamLength)
         let notifications = NotificationStore(redis: redis, keptPerUser: settings.notifications.keptPerUser)
         let notifier = Notifier(notifications: notifications, logger: logger.with(label: "notifications"))
-        let pushTokens = PushTokenStore(redis: redis)
+        let pushTokens = PushTokenStore(redis: redis, maxDevicesPerUser: settings.notifications.push.maxDevicesPerUser)
         let pushWorkers = try makePushWorkers(redis: redis, tokens: pushTokens)
         let presence = PresenceKeeper(
             store: PresenceStore(redis: redis, lifetime: settings.presenceLifetime, eventsKept: settings.roomStreamLength),

@@ -64,6 +64,7 @@ extension GatewaySettings {
         public static let pushMaxRetryDelay = "push.max_retry_delay_ms"
         public static let pushPollInterval = "push.poll_interval_ms"
         public static let pushBatchSize = "push.batch_size"
+        public static let pushMaxDevicesPerUser = "push.max_devices_per_user"
         public static let nodeAdvertiseURL = "node.advertise_url"
         public static let nodeTTL = "node.ttl_ms"
     }
@@ -225,6 +226,7 @@ extension GatewaySettings {
             push.pollInterval = .milliseconds(milliseconds)
         }
         push.batchSize = try Self.integer(reader, Key.pushBatchSize, in: 1...1_000) ?? push.batchSize
+        push.maxDevicesPerUser = try Self.integer(reader, Key.pushMaxDevicesPerUser, in: 1...1_000) ?? push.maxDevicesPerUser
         notifications.push = push
     }
 

@@ -69,6 +69,8 @@ public struct PushSettings: Sendable {
     public var pollInterval: Duration = .milliseconds(250)
     /// Jobs one worker sends at once.
     public var batchSize: Int = 32
+    /// Devices a user keeps; registering one more drops the least recently registered.
+    public var maxDevicesPerUser: Int = 10
 
     /// Defaults.
     public init() {}

@@ -1,7 +1,9 @@
 import Hummingbird
 import RoomcastCore
 
-/// `PUT /api/users/me/push-token {token, platform}` registers a device for pushes;
+/// `PUT /api/users/me/push-token {token, platform, installationId?}` registers a device for
+/// pushes (with `installationId`, the token moves to another account only through a registration
+/// naming the same installation: 409 `conflict` otherwise);
 /// `DELETE /api/users/me/push-token/:token` removes it (on sign-out).
 struct PushTokenRoutes {
     let tokens: PushTokenStore
@@ -9,6 +11,8 @@ struct PushTokenRoutes {
     struct RegisterRequest: Decodable {
         var token: String
         var platform: String
+        /// The random id the app made for this installation, kept across launches.
+        var installationId: String?
     }
 
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
@@ -16,7 +20,8 @@ struct PushTokenRoutes {
             let user = try context.requireUser()
             let body = try await request.decodeJSON(as: RegisterRequest.self, context: context)
             let device = try PushToken(token: body.token, platform: body.platform)
-            try await tokens.register(device, for: user)
+            let installation = try body.installationId.map { id throws(RoomcastError) in try AppInstallation(id: id) }
+            try await tokens.register(device, for: user, installation: installation)
             return APIResponse(device)
         }
         router.get("/api/users/me/push-tokens") { _, context in
