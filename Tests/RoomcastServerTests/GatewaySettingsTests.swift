@@ -74,6 +74,20 @@ struct GatewaySettingsTests {
         }
     }
 
+    @Test("canvas.preview_hz: 30 by default, set by the file or the environment")
+    func previewRate() async throws {
+        let defaults = try await GatewaySettings.load(configFile: "/nonexistent/roomcast.yaml", requireFile: false, overrides: [:], environment: [:])
+        #expect(defaults.socket.previewRate == 30)
+        try await withConfigFile("canvas:\n  preview_hz: 60\n") { path in
+            let fromFile = try await GatewaySettings.load(configFile: path, requireFile: true, overrides: [:], environment: [:])
+            #expect(fromFile.socket.previewRate == 60)
+            let fromEnvironment = try await GatewaySettings.load(
+                configFile: path, requireFile: true, overrides: [:], environment: ["ROOMCAST_CANVAS_PREVIEW_HZ": "12"]
+            )
+            #expect(fromEnvironment.socket.previewRate == 12)
+        }
+    }
+
     @Test("environment variables override the file, flags override both")
     func precedence() async throws {
         try await withConfigFile(sampleFile) { path in
@@ -106,6 +120,9 @@ struct GatewaySettingsTests {
             ("ROOMCAST_MESSAGES_KEPT_PER_ROOM", "0", "messages.kept_per_room"),
             ("ROOMCAST_WEBSOCKET_COMPRESSION", "gzip", "websocket.compression"),
             ("ROOMCAST_WEBSOCKET_COMPRESSION_THRESHOLD_BYTES", "-1", "websocket.compression_threshold_bytes"),
+            ("ROOMCAST_CANVAS_PREVIEW_HZ", "0", "canvas.preview_hz"),
+            ("ROOMCAST_CANVAS_PREVIEW_HZ", "241", "canvas.preview_hz"),
+            ("ROOMCAST_CANVAS_PREVIEW_HZ", "fast", "canvas.preview_hz"),
         ]
     )
     func malformedValues(variable: String, value: String, key: String) async throws {

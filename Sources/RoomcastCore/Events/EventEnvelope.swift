@@ -10,11 +10,19 @@ public import NIOCore
 ///
 ///     <offset> @<userId>,<userId>… <length of the first frame> <first frame><second frame>
 ///
+/// A volatile event (a canvas preview) has no offset and names the socket that sent it, which
+/// does not get it back:
+///
+///     ~<socketId> <frame>
+///
 /// Nodes forward frame bytes without decoding the JSON; the header lets them pick a frame and
 /// know where they are in a room's stream without parsing anything.
 public struct EventEnvelope: Sendable {
     /// The room stream offset, when the event has one.
     public var offset: Substring?
+    /// For a volatile event, the socket it came from: it is neither held nor replayed, and goes
+    /// to every socket of the channel but this one.
+    public var volatileSender: Substring?
     /// The frame for everyone, or for everyone not in ``listedUsers``.
     public var frame: ByteBuffer
     /// The frame for the users in ``listedUsers``, for per-recipient events.
@@ -34,6 +42,12 @@ public struct EventEnvelope: Sendable {
     public init?(payload: ByteBuffer) {
         var rest = payload
         guard let head = rest.readWord() else { return nil }
+        if head.first == "~" {
+            offset = nil
+            volatileSender = Substring(head.dropFirst())
+            frame = rest
+            return
+        }
         offset = head == "-" ? nil : Substring(head)
         if rest.readableBytesView.first == UInt8(ascii: "@") {
             rest.moveReaderIndex(forwardBy: 1)
@@ -55,6 +69,13 @@ public struct EventEnvelope: Sendable {
     /// The payload to publish for a frame without an offset (per-user events).
     public static func payload(frame: ByteBuffer) -> ByteBuffer {
         var payload = ByteBuffer(string: "- ")
+        payload.writeImmutableBuffer(frame)
+        return payload
+    }
+
+    /// The payload to publish for a volatile frame from socket `sender` (a canvas preview).
+    public static func volatilePayload(frame: ByteBuffer, from sender: String) -> ByteBuffer {
+        var payload = ByteBuffer(string: "~\(sender) ")
         payload.writeImmutableBuffer(frame)
         return payload
     }

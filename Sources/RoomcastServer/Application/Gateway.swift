@@ -76,6 +76,7 @@ public struct Gateway: Sendable {
             notifier: notifier,
             presence: presence,
             userEvents: UserEvents(redis: redis),
+            previews: CanvasPreviewRelay(redis: redis),
             events: SocketEvents.router(),
             redisTimeout: settings.redis.commandTimeout,
             logger: logger.with(label: "socket")

@@ -46,6 +46,7 @@ extension GatewaySettings {
         public static let eventBurst = "socket.event_burst"
         public static let maxRooms = "socket.max_rooms"
         public static let maxSocketsPerUser = "socket.max_per_user"
+        public static let previewRate = "canvas.preview_hz"
         public static let drainTimeout = "shutdown.drain_timeout_ms"
         public static let notificationsKept = "notifications.kept_per_user"
         public static let serviceKey = "notifications.service_key"
@@ -162,6 +163,7 @@ extension GatewaySettings {
         socket.eventBurst = try Self.integer(reader, Key.eventBurst, in: 1...1_000_000) ?? socket.eventBurst
         socket.maxRooms = try Self.integer(reader, Key.maxRooms, in: 1...100_000) ?? socket.maxRooms
         socket.maxSocketsPerUser = try Self.integer(reader, Key.maxSocketsPerUser, in: 1...100_000) ?? socket.maxSocketsPerUser
+        socket.previewRate = try Self.integer(reader, Key.previewRate, in: 1...240) ?? socket.previewRate
         if let milliseconds = try Self.integer(reader, Key.drainTimeout, in: 100...3_600_000) {
             drainTimeout = .milliseconds(milliseconds)
         }

@@ -111,6 +111,9 @@ public struct SocketSettings: Sendable {
     public var maxRooms: Int = 100
     /// Sockets one user may have connected at a time, over every node.
     public var maxSocketsPerUser: Int = 20
+    /// Canvas previews (`element:drag`, `cursor:move`) relayed per second per element or cursor
+    /// of a socket (`canvas.preview_hz`); faster ones are coalesced, the newest kept.
+    public var previewRate: Int = 30
 
     /// Defaults.
     public init() {}

@@ -147,7 +147,11 @@ final class SocketConnection: Sendable {
     private func handleEvent(_ name: String, packet: SocketIOPacket, state: SocketState) async {
         GatewayMetrics.eventsReceived.increment(name)
         do throws(RoomcastError) {
-            try state.admitEvent()
+            if SocketEvents.previewEvents.contains(name) {
+                try state.admitPreview()
+            } else {
+                try state.admitEvent()
+            }
             guard let payload = packet.arguments.first else {
                 throw RoomcastError(.invalidPayload, "the event '\(name)' needs a JSON object payload")
             }

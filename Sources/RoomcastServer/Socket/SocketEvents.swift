@@ -48,6 +48,7 @@ enum SocketEvents {
             return MessageResult(message: sent.message)
         }
         registerElementEvents(on: &router)
+        registerPreviewEvents(on: &router)
         return router
     }
 }

@@ -148,6 +148,16 @@ final class SocketHub: Service, Sendable {
             logger.error("dropped a malformed pub/sub payload", metadata: ["channel": "\(message.channel)"])
             return
         }
+        if let sender = envelope.volatileSender {
+            // A preview: to every local socket but its sender's, never held back (a late one is
+            // worthless; the next comes soon) and dropped while the link is being repaired.
+            let sessions = index.entries.withLock { entries -> [Member] in
+                guard let entry = entries[message.channel], entry.held == nil else { return [] }
+                return entry.sessions.values.filter { $0.session.id != sender }
+            }
+            forward(envelope, to: sessions, channel: message.channel, readAt: start)
+            return
+        }
         // One in-place access to the entry (a copy would also copy its held events).
         let sessions = index.entries.withLock { $0[message.channel]?.admit(envelope) } ?? []
         forward(envelope, to: sessions, channel: message.channel, readAt: start)
@@ -165,10 +175,15 @@ final class SocketHub: Service, Sendable {
         GatewayMetrics.framesDelivered.increment(by: Int64(members.count))
         let shared = envelope.listedFrame == nil ? OutboundFrame(packet: envelope.frame) : nil
         let offset = envelope.offset
+        let isVolatile = envelope.volatileSender != nil
         let write: @Sendable ([Member]) -> Void = { members in
             for member in members {
                 let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.user))
-                member.session.deliver(frame, offset: offset, channel: channel)
+                if isVolatile {
+                    member.session.deliverVolatile(frame, channel: channel)
+                } else {
+                    member.session.deliver(frame, offset: offset, channel: channel)
+                }
             }
             if let readAt { GatewayMetrics.fanoutWritten(since: readAt) }
         }

@@ -21,6 +21,8 @@ final class SocketServices: Sendable {
     let notifier: Notifier
     let presence: PresenceKeeper
     let userEvents: UserEvents
+    /// Relays canvas previews (`element:drag`, `cursor:move`) through pub/sub only.
+    let previews: CanvasPreviewRelay
     let events: SocketEventRouter
     /// Limit for Redis-backed steps of a socket event (subscription confirmations).
     let redisTimeout: Duration
@@ -40,6 +42,7 @@ final class SocketServices: Sendable {
         notifier: Notifier,
         presence: PresenceKeeper,
         userEvents: UserEvents,
+        previews: CanvasPreviewRelay,
         events: SocketEventRouter,
         redisTimeout: Duration,
         logger: Logger
@@ -57,6 +60,7 @@ final class SocketServices: Sendable {
         self.notifier = notifier
         self.presence = presence
         self.userEvents = userEvents
+        self.previews = previews
         self.events = events
         self.redisTimeout = redisTimeout
         self.logger = logger

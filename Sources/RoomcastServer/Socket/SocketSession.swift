@@ -178,6 +178,17 @@ final class SocketSession: Sendable {
         perform(action, frame)
     }
 
+    /// Delivers a volatile event of `channel` (a canvas preview): sent like any frame, except
+    /// while the channel is being joined, when it is dropped rather than held (the snapshot that
+    /// follows has the persisted state, and the next preview comes soon).
+    func deliverVolatile(_ frame: OutboundFrame, channel: String) {
+        let action = state.withLock { state -> Action in
+            if !state.joins.isIdle, state.joins.held[channel] != nil { return .none }
+            return Self.enqueue(.frame(frame), &state)
+        }
+        perform(action, frame)
+    }
+
     /// Starts holding `channel`'s events: call before subscribing, so none slips past the snapshot.
     func beginJoin(_ channel: String) {
         state.withLock { state in

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import RoomcastCore
 import SocketIO
+import Synchronization
 
 /// One connection's Socket.IO state: who it is and which rooms it joined.
 ///
@@ -20,11 +21,20 @@ final class SocketState: @unchecked Sendable {
     var attachmentsToSkip = 0
     /// The socket's event budget.
     private var eventBudget: TokenBucket
+    /// The budget of canvas previews, apart from other events: 4 × `canvas.preview_hz` a second
+    /// (a drag and a cursor at twice the preview rate), in bursts of twice that.
+    private var previewBudget: TokenBucket
+    /// Previews sent and waiting, per element or cursor. Under a lock: a waiting preview is sent
+    /// from a timer task, not the packet task.
+    private let previews: Mutex<PreviewThrottle<CanvasPreview>>
 
     init(session: SocketSession, services: SocketServices) {
         self.session = session
         self.services = services
         self.eventBudget = TokenBucket(rate: Double(services.settings.eventsPerSecond), burst: services.settings.eventBurst, now: .now)
+        let previewRate = services.settings.previewRate
+        self.previewBudget = TokenBucket(rate: Double(4 * previewRate), burst: 8 * previewRate, now: .now)
+        self.previews = Mutex(PreviewThrottle(interval: .seconds(1) / previewRate))
     }
 
     /// The node's socket logger with this socket's `socket` and, once connected, `user`: made
@@ -41,6 +51,39 @@ final class SocketState: @unchecked Sendable {
     func admitEvent() throws(RoomcastError) {
         guard eventBudget.take(now: .now) else {
             throw RoomcastError(.rateLimited, "too many events: at most \(services.settings.eventsPerSecond) per second; this one was not handled")
+        }
+    }
+
+    /// Spends one canvas preview of the socket's preview budget.
+    /// - Throws: `rate_limited` when the socket sends previews faster than 4 × `canvas.preview_hz`.
+    func admitPreview() throws(RoomcastError) {
+        guard previewBudget.take(now: .now) else {
+            let rate = 4 * services.settings.previewRate
+            throw RoomcastError(.rateLimited, "too many previews: at most \(rate) per second; this one was not sent")
+        }
+    }
+
+    /// Relays a canvas preview to the room's other sockets, at most `canvas.preview_hz` times a
+    /// second per element or cursor: one that comes sooner waits for its turn, replaced by any
+    /// newer one meanwhile.
+    /// - Throws: `forbidden` unless the socket joined the room (previews are for those watching it).
+    func preview(_ preview: CanvasPreview) async throws(RoomcastError) {
+        guard rooms.contains(preview.room) else {
+            throw RoomcastError(.forbidden, "join the room before sending previews to it")
+        }
+        let user = connectedUser.id
+        switch previews.withLock({ $0.offer(preview, key: preview.key, now: .now) }) {
+        case .sendNow:
+            try await services.previews.publish(preview, from: user, socket: session.id)
+        case .sendAt(let due):
+            let key = preview.key
+            Task {
+                try? await Task.sleep(until: due)
+                guard let latest = self.previews.withLock({ $0.takeDue(key, now: .now) }) else { return }
+                try? await self.services.previews.publish(latest, from: user, socket: self.session.id)
+            }
+        case .replaced, .dropped:
+            break
         }
     }
 
