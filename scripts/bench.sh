@@ -4,6 +4,7 @@
 #
 #   scripts/bench.sh canvas  [--rooms 1000] [--rate 30] [--seconds 10]     # drag in two-person rooms
 #   scripts/bench.sh chat    [--rooms 10] [--members 100] [--rate 20] [--seconds 10]   # fan-out
+#   scripts/bench.sh preview [--rooms 200] [--members 10] [--rate 30] [--seconds 10]   # element:drag previews
 #   scripts/bench.sh idle    [--connections 19000] [--seconds 10]          # memory per connection
 #   scripts/bench.sh connect [--connections 20000] [--concurrency 100]     # connect + JWT rate
 #
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
 
-scenario="${1:?usage: scripts/bench.sh canvas|chat|idle|connect [roomcast-bench options]}"
+scenario="${1:?usage: scripts/bench.sh canvas|chat|preview|idle|connect [roomcast-bench options]}"
 shift
 nodes="${BENCH_NODES:-2}"
 configuration="${ROOMCAST_BUILD:-release}"

@@ -4,7 +4,8 @@ import Foundation
 ///
 ///     roomcast-bench SCENARIO --gateway URL [--gateway URL] [--redis-url URL] [--pids P,P] [options]
 ///
-/// Scenarios: `canvas` (drag moves in two-person rooms), `chat` (fan-out in big rooms), `idle`
+/// Scenarios: `canvas` (drag moves in two-person rooms), `chat` (fan-out in big rooms),
+/// `preview` (volatile `element:drag` fan-out), `idle`
 /// (memory per held connection), `connect` (connect + JWT auth rate). Each prints one JSON line,
 /// then a human summary. `--pids` gives the gateways' process ids, in `--gateway` order, for CPU
 /// and memory figures read from `/proc`.
@@ -14,7 +15,7 @@ struct RoomcastBenchmark {
         let options = Options(CommandLine.arguments.dropFirst())
         guard !options.gateways.isEmpty, let scenario = Scenario(rawValue: options.scenario) else {
             print("""
-                usage: roomcast-bench canvas|chat|idle|connect --gateway URL [--gateway URL] [--redis-url URL] [--pids P,P]
+                usage: roomcast-bench canvas|chat|preview|idle|connect --gateway URL [--gateway URL] [--redis-url URL] [--pids P,P]
                          [--rooms N] [--members N] [--rate R] [--seconds S] [--connections N] [--concurrency N] [--sockets-per-user N]
                 """)
             return
@@ -24,6 +25,7 @@ struct RoomcastBenchmark {
         switch scenario {
         case .canvas: report = try await CanvasDrag.run(context)
         case .chat: report = try await ChatFanout.run(context)
+        case .preview: report = try await DragPreviews.run(context)
         case .idle: report = try await IdleConnections.run(context)
         case .connect: report = try await ConnectRate.run(context)
         }
@@ -32,7 +34,7 @@ struct RoomcastBenchmark {
 }
 
 enum Scenario: String {
-    case canvas, chat, idle, connect
+    case canvas, chat, preview, idle, connect
 }
 
 struct Options: Sendable {
