@@ -3,7 +3,7 @@
 
 import time
 
-from roomcast_e2e import ISO_MS_UTC, ack_data, error_code, fence, offset_key
+from roomcast_e2e import ISO_MS_UTC, ack_data, error_code, fence, offset_key, redis_cli
 
 ELEMENT_KEYS = {
     "id", "roomId", "type", "positionX", "positionY", "width", "height", "rotation", "scaleX", "scaleY",
@@ -324,3 +324,29 @@ def test_live_reactions_unseen_counts_and_presence_across_nodes(api, api2, conne
     # The outsider heard nothing of this room.
     for event in ("element:created:global", "room:seen", "room:presence", "element:reaction:added"):
         outsider_socket.assert_no(event, within=0.05)
+
+
+def test_drag_and_cursor_previews_reach_the_other_node_and_are_never_stored(pair, redis_server):
+    """element:drag and cursor:move (volatile): relayed to the room's other sockets through
+    pub/sub, never to the sender, never into the room's stream (so never replayed)."""
+    room_id = pair.room_id
+    element = ack_data(pair.alice_socket.call("element:create", {"roomId": room_id, "element": {
+        "type": "note", "positionX": 0, "positionY": 0, "width": 10, "height": 10}}))["element"]
+    stream_before = int(redis_cli("-c", "-p", str(redis_server.port), "XLEN", f"room:{{{room_id}}}:stream").strip())
+
+    ack = pair.alice_socket.call("element:drag", {"roomId": room_id, "elementId": element["id"], "positionX": 40.5, "positionY": 7})
+    assert ack == {"data": {"roomId": room_id}}, ack
+    drag = pair.bob_socket.wait_for("element:drag", for_element(element["id"]))
+    assert drag == {"roomId": room_id, "elementId": element["id"], "userId": pair.alice.id, "positionX": 40.5, "positionY": 7}
+    ack = pair.bob_socket.call("cursor:move", {"roomId": room_id, "x": 3, "y": 4})
+    assert ack == {"data": {"roomId": room_id}}, ack
+    cursor = pair.alice_socket.wait_for("cursor:move", for_room(room_id))
+    assert cursor == {"roomId": room_id, "userId": pair.bob.id, "x": 3, "y": 4}
+    assert int(redis_cli("-c", "-p", str(redis_server.port), "XLEN", f"room:{{{room_id}}}:stream").strip()) == stream_before
+
+    # Bad coordinates are refused by name; the senders never got their own previews.
+    ack = pair.alice_socket.call("element:drag", {"roomId": room_id, "elementId": element["id"], "positionX": "x", "positionY": 0})
+    assert error_code(ack) == "invalid_payload" and "positionX" in ack["error"]["message"], ack
+    fence(room_id, pair.alice_socket, pair.alice_socket, pair.bob_socket)
+    pair.alice_socket.assert_no("element:drag", within=0.05)
+    pair.bob_socket.assert_no("cursor:move", within=0.05)
