@@ -1,7 +1,7 @@
 """Chat history on two nodes: messages sent with python-socketio on either node are listed by
 `GET /api/rooms/:roomId/messages`, newest first, paged by cursor, participants only."""
 
-from roomcast_e2e import error_code
+from roomcast_e2e import Api, GatewayNode, error_code, redis_cli
 
 
 def test_history_pages_newest_first(api, api2, pair):
@@ -39,3 +39,25 @@ def test_history_is_for_participants(api, pair):
     bad = api.request("GET", f"/api/rooms/{pair.room_id}/messages?cursor=nope", token=pair.alice.token)
     assert bad.status_code == 400 and error_code(bad.json()) == "invalid_payload"
     assert api.request("GET", f"/api/rooms/{pair.room_id}/messages", token=None).status_code == 401
+
+
+def test_a_running_node_keeps_messages_kept_per_room(roomcast_binary, redis_server, connect):
+    """`messages.kept_per_room` reaches the node's store: with 3 kept, the 5th message pushes the
+    first two out of the history (and of the room's message stream in Redis)."""
+    node = GatewayNode("keeps3", roomcast_binary, redis_server.url, log_directory=redis_server.directory,
+                       settings={"ROOMCAST_MESSAGES_KEPT_PER_ROOM": "3"})
+    try:
+        api = Api(node.url)
+        alice, bob = api.register("keeper"), api.register("kept")
+        room_id = api.create_room(alice, other=bob)["id"]
+        socket_client = connect(node, alice)
+        for index in range(5):
+            assert "data" in socket_client.call("message:send", {"roomId": room_id, "text": f"message {index}"})
+        response = api.request("GET", f"/api/rooms/{room_id}/messages?limit=50", token=bob.token)
+        assert response.status_code == 200, response.text
+        assert [message["text"] for message in response.json()["data"]] == ["message 4", "message 3", "message 2"]
+        assert response.json()["nextCursor"] is None
+        length = redis_cli("-c", "-p", str(redis_server.port), "XLEN", f"room:{{{room_id}}}:messages").strip()
+        assert length == "3", length
+    finally:
+        node.stop()
