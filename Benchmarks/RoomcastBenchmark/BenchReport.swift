@@ -39,6 +39,28 @@ struct BenchReport {
         line("Redis CPU \(redis?.formatted(1) ?? "-") µs per \(unit), gateways \(gateway?.formatted(digits) ?? "-") µs CPU per delivery")
     }
 
+    /// The report of a room fan-out: one sender per room, each event to `recipients` sockets.
+    static func fanout(
+        _ scenario: String, title: String, unit: String, options: Options, rooms: Int, recipients: Int,
+        result: LatencyRecorder.Summary, delivered: Int, outcome: PacedSenders.Outcome
+    ) -> BenchReport {
+        let expected = result.sent * recipients
+        var report = BenchReport(scenario: scenario)
+        report.add("rooms", rooms)
+        report.add("members", options.members)
+        report.add("rate_per_room", options.rate, digits: 1)
+        report.add("seconds", outcome.seconds)
+        report.add("sent", result.sent)
+        report.add("delivered", delivered)
+        report.add("lost", expected - delivered)
+        report.add("delivered_per_second", Double(delivered) / outcome.seconds, digits: 0)
+        report.line("\(title): \(rooms) rooms × \(options.members) members, \(options.rate)/s per room for \(outcome.seconds.formatted(1)) s over \(options.gateways.count) node(s)")
+        report.line("delivered \(delivered) of \(expected) \(unit)s (\((Double(delivered) / outcome.seconds).formatted(0))/s), lost \(expected - delivered)")
+        report.addLatency(result)
+        report.addCPU(outcome, sent: result.sent, per: unit, delivered: delivered, digits: 2)
+        return report
+    }
+
     /// A line of the human summary.
     mutating func line(_ text: String) {
         summary.append(text)

@@ -55,24 +55,11 @@ enum ChatFanout {
             // The text is the sequence number, which receivers read back.
             #"42["message:send",{"roomId":"\#(rooms[index])","text":"\#(sequence)"}]"#
         }
-        let driveTime = outcome.seconds
         sockets.cancel()
 
-        let result = recorder.summary()
-        let expected = result.sent * members
-        var report = BenchReport(scenario: "chat-fanout")
-        report.add("rooms", rooms.count)
-        report.add("members", members)
-        report.add("rate_per_room", options.rate, digits: 1)
-        report.add("seconds", driveTime)
-        report.add("sent", result.sent)
-        report.add("delivered", delivered.value)
-        report.add("lost", expected - delivered.value)
-        report.add("delivered_per_second", Double(delivered.value) / driveTime, digits: 0)
-        report.line("chat fan-out: \(rooms.count) rooms × \(members) members, \(options.rate)/s per room for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
-        report.line("delivered \(delivered.value) of \(expected) messages (\((Double(delivered.value) / driveTime).formatted(0))/s), lost \(expected - delivered.value)")
-        report.addLatency(result)
-        report.addCPU(outcome, sent: result.sent, per: "message", delivered: delivered.value, digits: 2)
-        return report
+        return BenchReport.fanout(
+            "chat-fanout", title: "chat fan-out", unit: "message", options: options, rooms: rooms.count, recipients: members,
+            result: recorder.summary(), delivered: delivered.value, outcome: outcome
+        )
     }
 }

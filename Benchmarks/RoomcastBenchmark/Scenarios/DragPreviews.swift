@@ -53,24 +53,12 @@ enum DragPreviews {
             let room = rooms[index]
             return #"42["element:drag",{"roomId":"\#(room.room)","elementId":"\#(room.element)","positionX":\#(sequence % 1000),"positionY":\#(sequence)}]"#
         }
-        let driveTime = outcome.seconds
         sockets.cancel()
 
-        let result = recorder.summary()
-        let expected = result.sent * (members - 1)
-        var report = BenchReport(scenario: "drag-preview")
-        report.add("rooms", rooms.count)
-        report.add("members", members)
-        report.add("rate_per_room", options.rate, digits: 1)
-        report.add("seconds", driveTime)
-        report.add("sent", result.sent)
-        report.add("delivered", delivered.value)
-        report.add("lost", expected - delivered.value)
-        report.add("delivered_per_second", Double(delivered.value) / driveTime, digits: 0)
-        report.line("drag previews: \(rooms.count) rooms × \(members) members, \(options.rate)/s per room for \(driveTime.formatted(1)) s over \(options.gateways.count) node(s)")
-        report.line("delivered \(delivered.value) of \(expected) previews (\((Double(delivered.value) / driveTime).formatted(0))/s), lost \(expected - delivered.value)")
-        report.addLatency(result)
-        report.addCPU(outcome, sent: result.sent, per: "preview", delivered: delivered.value, digits: 2)
-        return report
+        // The sender's own socket gets no preview back.
+        return BenchReport.fanout(
+            "drag-preview", title: "drag previews", unit: "preview", options: options, rooms: rooms.count, recipients: members - 1,
+            result: recorder.summary(), delivered: delivered.value, outcome: outcome
+        )
     }
 }
