@@ -124,7 +124,7 @@ struct NotificationStoreTests {
                 #expect(String(buffer: published[0].envelope.frame).hasPrefix(#"42["notification:new",{"notification":{"#))
                 #expect(String(buffer: published[1].envelope.frame) == #"42["badge:updated",{"unreadCount":1}]"#)
                 #expect(String(buffer: published[3].envelope.frame) == #"42["badge:updated",{"unreadCount":2}]"#)
-                let stored = try await UserEventLog(redis: redis).events(of: f.alice.id, after: StreamOffset("0-0")!)
+                let stored = try #require(try await UserEventLog(redis: redis).events(of: f.alice.id, after: StreamOffset("0-0")!))
                 #expect(stored.map { String(buffer: $0.frame) } == published.map { String(buffer: $0.envelope.frame) })
 
                 #expect(try published[0].event().payload == ["notification": try NotificationFixture.json(first.notification), "unreadCount": 1])

@@ -214,6 +214,35 @@ struct SocketGatewayTests {
         }
     }
 
+    @Test("a gap the room's stream no longer holds whole (trimmed while the link was down) closes the room's sockets at once; back with `since`, a client gets a snapshot")
+    func gapTrimmedAway() async throws {
+        // Ten events kept, trimmed two at a time, so that the gap below is trimmed for sure.
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_ROOMS_STREAM_LENGTH": "10"]) { cluster in
+            _ = try await cluster.redis.onEveryServer { try await $0.send("CONFIG", "SET", "stream-node-max-entries", "2") }
+            let pair = try await RoomPair(cluster)
+            _ = try await ElementSocketTests.create(pair.aliceSocket, pair.room)
+            let lastSeen = try #require(try JSONValue(try await pair.bobSocket.nextEvent("element:created"))["offset"].stringValue)
+            _ = try await cluster.redis.onEveryServer { redis in
+                _ = try await redis.send("ACL", "SETUSER", "default", "-ssubscribe")
+                return try await redis.send("CLIENT", "KILL", "TYPE", "pubsub")
+            }
+            for index in 0..<20 {
+                _ = try await ElementSocketTests.create(pair.aliceSocket, pair.room, ElementSocketTests.note(x: Double(index)))
+            }
+            _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+ssubscribe") }
+            // Nothing is replayed with a hole in it: the sockets are told to resync (closed).
+            for socket in [pair.bobSocket, pair.aliceSocket] {
+                #expect(try await eventually { await socket.isClosed }, "the socket was left open with a hole")
+            }
+            #expect(try await GracefulDrainTests.created(pair.bobSocket).ids.count == 1, "no partial replay")
+            let again = try await cluster.connect(pair.bob, to: cluster.node2)
+            let ack = try await RecoveryTests.join(again, pair.room, since: .string(lastSeen))
+            #expect(ack == ["data": ["roomId": .string(pair.room), "recovered": false]])
+            let batch = try JSONValue(try await again.nextEvent("elements:batch"))
+            #expect(batch["elements"].arrayValue?.count == 21)
+        }
+    }
+
     @Test("room:created reaches the other participants' sockets on any node, not the creator's")
     func roomCreatedEvent() async throws {
         try await TwoNodeCluster.with { cluster in

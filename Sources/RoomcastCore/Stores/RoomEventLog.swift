@@ -47,14 +47,12 @@ public struct RoomEventLog: Sendable {
         return Replay(frames: frames, offset: offset)
     }
 
-    /// Every event of `room` after `offset` still in its stream, oldest first, as the envelopes
-    /// they were published in (a node fills a gap in its pub/sub feed with them).
-    public func events(of room: RoomID, after offset: StreamOffset) async throws(RoomcastError) -> [EventEnvelope] {
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.send(RedisCommand("XRANGE", RedisKeys.roomStream(room), "(\(offset)", "+", "COUNT", maximumReplay))
-        }
-        guard case .array(let entries) = reply else { return [] }
-        return entries.compactMap(Self.envelope(of:))
+    /// Every event of `room` after `offset`, oldest first, as the envelopes they were published
+    /// in (a node fills a gap in its pub/sub feed with them); `nil` when the stream no longer holds
+    /// them all (trimmed) or there are more than ``maximumReplay``.
+    public func events(of room: RoomID, after offset: StreamOffset) async throws(RoomcastError) -> [EventEnvelope]? {
+        try await StreamBackfill.entries(of: RedisKeys.roomStream(room), after: offset, limit: maximumReplay, redis: redis)?
+            .compactMap(Self.envelope(of:))
     }
 
     /// The last `count` events of `room` still in its stream, newest first (for operators).

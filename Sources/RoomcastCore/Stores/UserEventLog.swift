@@ -14,15 +14,13 @@ public struct UserEventLog: Sendable {
         self.maximumReplay = maximumReplay
     }
 
-    /// Every event of `user` after `offset` still in the user's stream, oldest first.
-    public func events(of user: UserID, after offset: StreamOffset) async throws(RoomcastError) -> [EventEnvelope] {
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.send(RedisCommand("XRANGE", RedisKeys.userStream(user), "(\(offset)", "+", "COUNT", maximumReplay))
-        }
-        guard case .array(let entries) = reply else { return [] }
-        return entries.compactMap { reply -> EventEnvelope? in
-            guard let entry = RedisStreamEntry(reply), let frame = entry.fields["f"] else { return nil }
-            return EventEnvelope(offset: Substring(String(buffer: entry.id)), frame: frame)
-        }
+    /// Every event of `user` after `offset`, oldest first; `nil` when the user's stream no longer
+    /// holds them all (trimmed) or there are more than ``maximumReplay``.
+    public func events(of user: UserID, after offset: StreamOffset) async throws(RoomcastError) -> [EventEnvelope]? {
+        try await StreamBackfill.entries(of: RedisKeys.userStream(user), after: offset, limit: maximumReplay, redis: redis)?
+            .compactMap { reply -> EventEnvelope? in
+                guard let entry = RedisStreamEntry(reply), let frame = entry.fields["f"] else { return nil }
+                return EventEnvelope(offset: Substring(String(buffer: entry.id)), frame: frame)
+            }
     }
 }

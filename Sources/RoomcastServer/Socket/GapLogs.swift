@@ -6,8 +6,9 @@ struct GapLogs: Sendable {
     let rooms: RoomEventLog
     let users: UserEventLog
 
-    /// The events of `channel` after `offset` still kept; none for a channel of another kind.
-    func events(of channel: String, after offset: StreamOffset) async throws(RoomcastError) -> [EventEnvelope] {
+    /// The events of `channel` after `offset`; none for a channel of another kind, `nil` when its
+    /// stream no longer holds them all.
+    func events(of channel: String, after offset: StreamOffset) async throws(RoomcastError) -> [EventEnvelope]? {
         if let room = RedisKeys.room(ofChannel: channel) {
             return try await rooms.events(of: room, after: offset)
         }

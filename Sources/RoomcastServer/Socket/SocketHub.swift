@@ -222,7 +222,8 @@ final class SocketHub: Service, Sendable {
 
     /// The events of `channel` (a room's or a user's) after `last`, read again with backoff
     /// while Redis refuses (a restarted Redis Cluster takes subscriptions seconds before it serves
-    /// reads: `CLUSTERDOWN`); `nil` once `patience` has passed. The channel's live events stay
+    /// reads: `CLUSTERDOWN`); `nil` once `patience` has passed, or at once when the stream no
+    /// longer holds them all (trimmed while the link was down). The channel's live events stay
     /// held meanwhile.
     private static func missedEvents(
         of channel: String, after last: StreamOffset, from logs: GapLogs, patience: Duration, logger: Logger
@@ -232,7 +233,11 @@ final class SocketHub: Service, Sendable {
         var attempt = 0
         while true {
             do {
-                return try await logs.events(of: channel, after: last)
+                guard let events = try await logs.events(of: channel, after: last) else {
+                    logger.warning("the events missed in a channel are no longer all kept", metadata: ["channel": "\(channel)"])
+                    return nil
+                }
+                return events
             } catch {
                 attempt += 1
                 let delay = backoff.delay(attempt: attempt)
