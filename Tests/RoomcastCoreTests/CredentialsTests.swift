@@ -23,11 +23,13 @@ struct CredentialsTests {
     }
 
     @Test(
-        "passwords: 8-128 characters, any characters",
+        "passwords: at least 8 characters, at most 128 bytes of UTF-8, any characters",
         arguments: [
             ("12345678", true), (String(repeating: "p", count: 128), true), ("pass word", true),
-            (String(repeating: "🎉", count: 8), true), ("ünïcødé!", true),
+            (String(repeating: "🎉", count: 8), true), ("ünïcødé!", true), (String(repeating: "🎉", count: 32), true),
             ("", false), ("1234567", false), (String(repeating: "p", count: 129), false),
+            // 33 characters, 132 bytes; 65 characters, 130 bytes: bounded in bytes, not characters.
+            (String(repeating: "🎉", count: 33), false), (String(repeating: "é", count: 65), false),
         ] as [(String, Bool)]
     )
     func passwords(_ password: String, valid: Bool) {

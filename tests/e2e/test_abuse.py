@@ -96,6 +96,50 @@ def test_a_polling_client_that_never_polls_is_closed_and_holds_little(abused_nod
     assert grown < RSS_BOUND_MIB, f"RSS grew by {grown:.0f} MiB"
 
 
+def test_an_authenticated_polling_client_that_never_polls_room_traffic_is_closed(api, roomcast_binary, redis_server, connect):
+    """Signed in and in a room, POSTing now and then (so the session looks alive) but never
+    polling: the room's traffic piles up for it only up to socket.outbound_queue_bytes, then the
+    session is closed and its socket uncounted."""
+    node = GatewayNode("unpolled", roomcast_binary, redis_server.url, log_directory=redis_server.directory, settings={
+        "ROOMCAST_SOCKET_OUTBOUND_QUEUE_BYTES": "65536",
+        "ROOMCAST_SOCKET_EVENTS_PER_SECOND": "100000",
+        "ROOMCAST_SOCKET_EVENT_BURST": "100000",
+    })
+    try:
+        alice, bob = api.register("unpolled"), api.register("talker")
+        room_id = api.create_room(alice, other=bob)["id"]
+        status, opened = polling(node)
+        sid = json.loads(opened[1:])["sid"]
+        assert polling(node, sid, "POST", ("40" + json.dumps({"token": alice.token})).encode()) == (200, b"ok")
+        assert polling(node, sid)[1].startswith(b"40{")
+        assert polling(node, sid, "POST", ("420" + json.dumps(["room:join", {"roomId": room_id}])).encode()) == (200, b"ok")
+        before = rss_mib(node)
+        talker = connect(node, bob)
+        assert "data" in talker.call("room:join", {"roomId": room_id})
+        key = f"user:{{{alice.id}}}:sockets"
+        # 200 messages of about 1 KB: three times what alice's session may hold.
+        closed = False
+        for index in range(200):
+            assert "data" in talker.call("message:send", {"roomId": room_id, "text": f"{index} " + "x" * 1000})
+            if index % 20 == 0:
+                status, _ = polling(node, sid, "POST", b"3")  # alive, in its way
+                if status != 200:
+                    closed = True
+                    break
+        # The session was closed: its next poll gets the close packet (or an unknown sid), and
+        # the socket no longer counts for the user.
+        status, body = polling(node, sid)
+        assert closed or body == b"1" or status == 400, (status, body[:80])
+        deadline = time.monotonic() + WAIT
+        while int(redis_cli("-c", "-p", str(redis_server.port), "ZCARD", key).strip()) != 0:
+            assert time.monotonic() < deadline, "the closed session is still counted"
+            time.sleep(0.05)
+        assert rss_mib(node) - before < RSS_BOUND_MIB
+        assert node.is_running()
+    finally:
+        node.stop()
+
+
 def test_a_websocket_client_that_pings_and_never_reads_is_closed(abused_node):
     """WebSocket ping frames, each answered with a pong the client never reads."""
     before = rss_mib(abused_node)

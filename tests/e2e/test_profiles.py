@@ -89,3 +89,19 @@ def test_profiles_in_user_objects_and_elements(api, api2, connect, node1, node2)
     rejoined.call("room:join", {"roomId": room})
     batch = rejoined.wait_for("elements:batch")
     assert batch["elements"][0]["creator"]["firstName"] == "Alicia"
+
+
+def test_registration_bounds_names_and_passwords_in_bytes(api):
+    """displayName at most 64 bytes and passwords at most 128 bytes of UTF-8, whatever the
+    characters: one character of combining marks can be kilobytes."""
+    assert register(api, displayName="é" * 32).status_code == 201
+    for body in ({"displayName": "é" * 33}, {"displayName": "a" + "\u0301" * 40}):
+        refused = register(api, **body)
+        assert refused.status_code == 400 and error_code(refused.json()) == "invalid_payload", (body, refused.text)
+        assert "displayName" in refused.json()["error"]["message"]
+    username = f"p_{uuid.uuid4().hex[:12]}"
+    for password, status in (("🎉" * 32, 201), ("🎉" * 33, 400), ("é" * 65, 400)):
+        response = api.request("POST", "/api/auth/register", json_body={"username": f"{username}{status}{len(password)}", "password": password})
+        assert response.status_code == status, (len(password), response.text)
+        if status == 400:
+            assert "password" in response.json()["error"]["message"]
