@@ -233,8 +233,9 @@ struct UnseenCountTests {
             let pair = try await rooms.create(by: users[0].id, with: [users[1].id], name: nil)
             let crowd = try await rooms.create(by: users[0].id, with: users.dropFirst().map(\.id), name: nil)
             let messages = MessageStore(redis: redis)
-            // Loads the script on every server, so the runs below differ only in the room.
-            _ = try await messages.send("warm up", from: users[0], to: pair.id)
+            // Loads the script on the servers of both rooms (two masters in cluster mode), so the
+            // runs below differ only in the room.
+            for room in [pair, crowd] { _ = try await messages.send("warm up", from: users[0], to: room.id) }
             var commands: [[String: Int]] = []
             for room in [pair, crowd] {
                 let before = try await Self.commandCalls(server)
@@ -245,7 +246,7 @@ struct UnseenCountTests {
             #expect(commands[1]["hincrby", default: 0] <= 2, "\(commands[1])")
             // Yet every away participant's count is exact.
             for user in users.dropFirst() {
-                #expect(try await rooms.listings(of: user.id).first { $0.room.id == crowd.id }?.badges.messages == 1, "\(user.username)")
+                #expect(try await rooms.listings(of: user.id).first { $0.room.id == crowd.id }?.badges.messages == 2, "\(user.username)")
             }
             #expect(try await rooms.listings(of: users[0].id).first { $0.room.id == crowd.id }?.badges.messages == 0)
         }
@@ -282,7 +283,9 @@ struct UnseenCountTests {
         for info in try await server.onEveryServer({ try await $0.send(RedisCommand("INFO", "commandstats")).string ?? "" }) {
             for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("cmdstat_") {
                 let parts = line.dropFirst("cmdstat_".count).split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, !ignored.contains(parts[0].lowercased()),
+                // Subcommands count under `command|subcommand` (`script|load` on a master that
+                // had not loaded the script yet, in cluster mode).
+                guard parts.count == 2, let command = parts[0].split(separator: "|").first, !ignored.contains(command.lowercased()),
                     let field = parts[1].split(separator: ",").first(where: { $0.hasPrefix("calls=") }),
                     let count = Int(field.dropFirst("calls=".count))
                 else { continue }
