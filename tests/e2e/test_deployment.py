@@ -434,3 +434,20 @@ def test_cluster_config_and_init_command_form_a_cluster(cluster_compose):
     finally:
         for server in servers:
             server.destroy()
+
+
+def test_nginx_closes_idle_upstream_connections_before_a_node_does(compose):
+    """nginx must let go of an idle kept connection before the node's http.idle_timeout_ms: a
+    request sent on a connection the node is closing at that moment is lost, and a POST is never
+    retried upstream (a polling client's send came back as a 502 once)."""
+    with open(TEMPLATE, encoding="utf-8") as handle:
+        template = handle.read()
+    upstream = re.search(r"upstream roomcast_nodes \{(.*?)\n\}", template, re.S).group(1)
+    assert re.search(r"^\s*keepalive\s+\d+;", upstream, re.M), "the upstream keeps connections"
+    match = re.search(r"^\s*keepalive_timeout\s+(\d+)s;", upstream, re.M)
+    assert match, "an upstream keepalive_timeout in seconds (nginx's default, 60 s, outlives a node's idle timeout)"
+    with open(os.path.join(REPOSITORY, "config", "roomcast.yaml"), encoding="utf-8") as handle:
+        idle_ms = yaml.safe_load(handle)["http"]["idle_timeout_ms"]
+    for service in node_services(compose).values():
+        idle_ms = int(environment(service).get("ROOMCAST_HTTP_IDLE_TIMEOUT_MS", idle_ms))
+        assert int(match.group(1)) * 1000 < idle_ms, (match.group(1), idle_ms)
