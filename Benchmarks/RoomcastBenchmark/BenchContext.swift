@@ -52,6 +52,40 @@ struct BenchContext: Sendable {
         }
     }
 
+    /// Connects `members` sockets to each of `rooms`, member `m` of room `r` as `user(r, m)` on
+    /// gateway `node(r, m)`, the first of each room sending what `outboxes[r]` yields; returns
+    /// once every socket joined, with the task that runs them (cancel it to close them).
+    /// - Parameter onEvent: every event frame a socket gets, with its room and member index.
+    func roomSockets(
+        rooms: [String], members: Int, outboxes: [AsyncStream<String>],
+        user: @escaping @Sendable (_ room: Int, _ member: Int) -> BenchAPI.Session,
+        node: @escaping @Sendable (_ room: Int, _ member: Int) -> Int,
+        onEvent: @escaping @Sendable (_ text: String, _ room: Int, _ member: Int) -> Void
+    ) async throws -> Task<Void, any Error> {
+        let joined = Counter()
+        let sockets = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, room) in rooms.enumerated() {
+                    for member in 0..<members {
+                        let socket = BenchSocket(
+                            url: BenchSocket.url(gateway(node(index, member)), token: user(index, member).token), rooms: [room],
+                            outbox: member == 0 ? outboxes[index] : nil,
+                            onJoined: { joined.add() },
+                            onEvent: { text in onEvent(text, index, member) }
+                        )
+                        group.addTask { try await socket.run(logger: logger) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let connectStart = ContinuousClock.now
+        let socketCount = rooms.count * members
+        try await Self.wait(for: joined, toReach: socketCount, within: .seconds(120), "sockets joined")
+        print("connected and joined \(socketCount) sockets in \(ContinuousClock.now - connectStart)")
+        return sockets
+    }
+
     /// Waits until `counter` reaches `target`.
     /// - Throws: when it does not within `limit`, naming `what`.
     static func wait(for counter: Counter, toReach target: Int, within limit: Duration, _ what: String) async throws {

@@ -16,32 +16,18 @@ enum CanvasDrag {
         }
         print("set up \(rooms.count) rooms in \(ContinuousClock.now - setupStart)")
 
-        let joined = Counter()
         let recorder = LatencyRecorder(rooms: rooms.count) { text in
             guard text.hasPrefix(#"42["element:updated""#) else { return nil }
             return LatencyRecorder.number(after: #""positionY":"#, in: text)
         }
         let streams = rooms.map { _ in AsyncStream.makeStream(of: String.self) }
-        let sockets = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, room) in rooms.enumerated() {
-                    let sender = BenchSocket(
-                        url: BenchSocket.url(context.gateway(index), token: users[2 * index].token), rooms: [room.room],
-                        outbox: streams[index].stream, onJoined: { joined.add() }
-                    )
-                    let receiver = BenchSocket(
-                        url: BenchSocket.url(context.gateway(index + 1), token: users[2 * index + 1].token), rooms: [room.room],
-                        outbox: nil, onJoined: { joined.add() }, onEvent: { recorder.received($0, room: index) }
-                    )
-                    group.addTask { try await sender.run(logger: context.logger) }
-                    group.addTask { try await receiver.run(logger: context.logger) }
-                }
-                try await group.waitForAll()
-            }
+        // The room's two users on neighbouring nodes: the first moves, the second measures.
+        let sockets = try await context.roomSockets(
+            rooms: rooms.map(\.room), members: 2, outboxes: streams.map(\.stream), user: { room, member in users[2 * room + member] },
+            node: { room, member in room + member }
+        ) { text, room, member in
+            if member == 1 { recorder.received(text, room: room) }
         }
-        let connectStart = ContinuousClock.now
-        try await BenchContext.wait(for: joined, toReach: rooms.count * 2, within: .seconds(120), "sockets joined")
-        print("connected and joined \(rooms.count * 2) sockets in \(ContinuousClock.now - connectStart)")
 
         let outcome = try await PacedSenders(context: context, recorder: recorder, outboxes: streams.map(\.continuation)).run { index, sequence in
             let room = rooms[index]

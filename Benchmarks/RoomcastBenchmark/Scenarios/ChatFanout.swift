@@ -17,39 +17,20 @@ enum ChatFanout {
         }
         print("set up \(rooms.count) rooms of \(members) members in \(ContinuousClock.now - setupStart)")
 
-        let joined = Counter()
         let delivered = Counter()
         let recorder = LatencyRecorder(rooms: rooms.count) { text in
             LatencyRecorder.number(after: #""text":""#, in: text)
         }
-        let publisherNode = 0
+        // Member 0 publishes from node 0; members on the other nodes measure.
+        let nodes = options.gateways.count
         let streams = rooms.map { _ in AsyncStream.makeStream(of: String.self) }
-        let sockets = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, room) in rooms.enumerated() {
-                    for member in 0..<members {
-                        let node = member % options.gateways.count
-                        let measures = node != publisherNode || options.gateways.count == 1
-                        let socket = BenchSocket(
-                            url: BenchSocket.url(context.gateway(node), token: users[member].token), rooms: [room],
-                            outbox: member == 0 ? streams[index].stream : nil,
-                            onJoined: { joined.add() },
-                            onEvent: { text in
-                                guard text.hasPrefix(#"42["message:new""#) else { return }
-                                delivered.add()
-                                if measures { recorder.received(text, room: index) }
-                            }
-                        )
-                        group.addTask { try await socket.run(logger: context.logger) }
-                    }
-                }
-                try await group.waitForAll()
-            }
+        let sockets = try await context.roomSockets(
+            rooms: rooms, members: members, outboxes: streams.map(\.stream), user: { _, member in users[member] }, node: { _, member in member % nodes }
+        ) { text, room, member in
+            guard text.hasPrefix(#"42["message:new""#) else { return }
+            delivered.add()
+            if member % nodes != 0 || nodes == 1 { recorder.received(text, room: room) }
         }
-        let connectStart = ContinuousClock.now
-        let socketCount = rooms.count * members
-        try await BenchContext.wait(for: joined, toReach: socketCount, within: .seconds(120), "sockets joined")
-        print("connected and joined \(socketCount) sockets in \(ContinuousClock.now - connectStart)")
 
         let outcome = try await PacedSenders(context: context, recorder: recorder, outboxes: streams.map(\.continuation)).run { index, sequence in
             // The text is the sequence number, which receivers read back.

@@ -18,36 +18,18 @@ enum DragPreviews {
         }
         print("set up \(rooms.count) rooms of \(members) members in \(ContinuousClock.now - setupStart)")
 
-        let joined = Counter()
         let delivered = Counter()
         let recorder = LatencyRecorder(rooms: rooms.count) { text in
             LatencyRecorder.number(after: #""positionY":"#, in: text)
         }
         let streams = rooms.map { _ in AsyncStream.makeStream(of: String.self) }
-        let sockets = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, room) in rooms.enumerated() {
-                    for member in 0..<members {
-                        let socket = BenchSocket(
-                            url: BenchSocket.url(context.gateway(member + index), token: users[member].token), rooms: [room.room],
-                            outbox: member == 0 ? streams[index].stream : nil,
-                            onJoined: { joined.add() },
-                            onEvent: { text in
-                                guard text.hasPrefix(#"42["element:drag""#) else { return }
-                                delivered.add()
-                                recorder.received(text, room: index)
-                            }
-                        )
-                        group.addTask { try await socket.run(logger: context.logger) }
-                    }
-                }
-                try await group.waitForAll()
-            }
+        let sockets = try await context.roomSockets(
+            rooms: rooms.map(\.room), members: members, outboxes: streams.map(\.stream), user: { _, member in users[member] }, node: { room, member in room + member }
+        ) { text, room, _ in
+            guard text.hasPrefix(#"42["element:drag""#) else { return }
+            delivered.add()
+            recorder.received(text, room: room)
         }
-        let connectStart = ContinuousClock.now
-        let socketCount = rooms.count * members
-        try await BenchContext.wait(for: joined, toReach: socketCount, within: .seconds(120), "sockets joined")
-        print("connected and joined \(socketCount) sockets in \(ContinuousClock.now - connectStart)")
 
         let outcome = try await PacedSenders(context: context, recorder: recorder, outboxes: streams.map(\.continuation)).run { index, sequence in
             let room = rooms[index]
