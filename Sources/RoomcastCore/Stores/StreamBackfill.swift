@@ -17,14 +17,12 @@ enum StreamBackfill {
         }
         guard case .array(let entries) = replies[0], !entries.isEmpty else { return [] }
         guard entries.count <= limit else { return nil }
-        switch replies[1] {
-        case .array(let info):
-            return Self.holdsEverything(after: offset, info: info) ? entries : nil
-        case .error(let message):
-            throw RoomcastError(RedisError(.reply, message))
-        default:
-            return entries
+        // The stream holds entries, so it exists: anything but its fields is a Redis failure.
+        guard case .array(let info) = replies[1] else {
+            if case .error(let message) = replies[1] { throw RoomcastError(RedisError(.reply, message)) }
+            throw RoomcastError(RedisError(.unexpectedReply, "XINFO STREAM answered \(replies[1])"))
         }
+        return Self.holdsEverything(after: offset, info: info) ? entries : nil
     }
 
     /// Whether a stream (its `XINFO STREAM` fields) still holds every entry it was given after
