@@ -22,25 +22,27 @@ struct JSONScanner {
         _ bytes: UnsafeRawBufferPointer,
         startingAt start: Int = 0,
         maxDepth: Int = defaultMaxDepth,
-        collectElements: Bool = false
+        collectElements: Bool = false,
+        collectMembers: Bool = false
     ) throws(JSONScanError) -> JSONScanResult {
         var scanner = JSONScanner(bytes: bytes, maxDepth: maxDepth)
         scanner.index = max(0, start)
-        return try scanner.scanDocument(collectElements: collectElements)
+        return try scanner.scanDocument(collectElements: collectElements, collectMembers: collectMembers)
     }
 
-    private mutating func scanDocument(collectElements: Bool) throws(JSONScanError) -> JSONScanResult {
+    private mutating func scanDocument(collectElements: Bool, collectMembers: Bool) throws(JSONScanError) -> JSONScanResult {
         self.skipWhitespace()
         let start = self.index
         guard let first = self.peek() else { throw JSONScanError(.unexpectedEnd, at: self.index) }
         guard let kind = JSONValueKind(firstByte: first) else {
             throw JSONScanError(.unexpectedByte, at: self.index)
         }
-        let collect = collectElements && kind == .array
+        let collect = (collectElements && kind == .array) || (collectMembers && kind == .object)
 
         // `true` marks an object, `false` an array.
         var containers: [Bool] = []
         var elements: [Range<Int>] = []
+        var memberNames: [Range<Int>] = []
         var elementStart = start
 
         value: while true {
@@ -58,7 +60,10 @@ struct JSONScanner {
                     self.index += 1
                     containers.removeLast()
                 } else {
-                    if isObject { try self.scanMemberName() }
+                    if isObject {
+                        let name = try self.scanMemberName()
+                        if collect && containers.count == 1 { memberNames.append(name) }
+                    }
                     continue value
                 }
             case UInt8(ascii: "\""):
@@ -83,7 +88,10 @@ struct JSONScanner {
                 if next == UInt8(ascii: ",") {
                     self.index += 1
                     self.skipWhitespace()
-                    if isObject { try self.scanMemberName() }
+                    if isObject {
+                        let name = try self.scanMemberName()
+                        if collect && containers.count == 1 { memberNames.append(name) }
+                    }
                     continue value
                 }
                 guard next == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
@@ -98,7 +106,7 @@ struct JSONScanner {
         let end = self.index
         self.skipWhitespace()
         guard self.index == self.bytes.count else { throw JSONScanError(.trailingData, at: self.index) }
-        return JSONScanResult(kind: kind, range: start..<end, elements: elements)
+        return JSONScanResult(kind: kind, range: start..<end, elements: elements, memberNames: memberNames)
     }
 
     private func peek() -> UInt8? {
@@ -114,15 +122,19 @@ struct JSONScanner {
     }
 
     /// Consumes `"name"` `:` and the whitespace before the member's value.
-    private mutating func scanMemberName() throws(JSONScanError) {
+    /// - Returns: where the name's string token (quotes included) is.
+    private mutating func scanMemberName() throws(JSONScanError) -> Range<Int> {
         guard let byte = self.peek() else { throw JSONScanError(.unexpectedEnd, at: self.index) }
         guard byte == UInt8(ascii: "\"") else { throw JSONScanError(.unexpectedByte, at: self.index) }
+        let nameStart = self.index
         try self.scanString()
+        let name = nameStart..<self.index
         self.skipWhitespace()
         guard let colon = self.peek() else { throw JSONScanError(.unexpectedEnd, at: self.index) }
         guard colon == UInt8(ascii: ":") else { throw JSONScanError(.unexpectedByte, at: self.index) }
         self.index += 1
         self.skipWhitespace()
+        return name
     }
 
     private mutating func scanLiteral(_ literal: StaticString) throws(JSONScanError) {

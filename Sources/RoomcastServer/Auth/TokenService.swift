@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import RoomcastCore
+import SocketIO
 
 /// Issues and verifies the HS256 JSON Web Tokens that REST requests and sockets authenticate with.
 ///
@@ -17,9 +18,12 @@ struct TokenService: Sendable {
 
     /// How long an issued token is valid.
     let lifetime: Duration
-    /// The key collection, with the HMAC key added. `JWTKeyCollection` is an actor and adding a
-    /// key needs `await`, so a synchronous initialiser starts this task and every use awaits it.
+    /// The key collection issuing tokens, with the HMAC key added. `JWTKeyCollection` is an actor
+    /// and adding a key needs `await`, so a synchronous initialiser starts this task and every
+    /// use awaits it.
     private let keys: Task<JWTKeyCollection, Never>
+    /// Verifies tokens, with the same key.
+    private let verifier: HS256Verifier
 
     /// Creates a service signing with `secret`.
     /// - Parameters:
@@ -30,6 +34,7 @@ struct TokenService: Sendable {
         let key = HMACKey(from: secret)
         self.lifetime = lifetime
         self.keys = Task { await JWTKeyCollection().add(hmac: key, digestAlgorithm: .sha256) }
+        self.verifier = HS256Verifier(secret: secret)
     }
 
     /// Refuses a secret shorter than ``minimumSecretLength`` bytes (UTF-8), naming `jwt.secret`.
@@ -70,40 +75,41 @@ struct TokenService: Sendable {
     ///   - token: a compact JWS (`header.payload.signature`).
     ///   - now: the time `exp` is compared with; a token is expired from its `exp` second on.
     /// - Throws: see ``verifyToken(_:now:)``.
-    func verify(_ token: String, now: Date = .now) async throws(RoomcastError) -> UserID {
-        try await verifyToken(token, now: now).user
+    func verify(_ token: String, now: Date = .now) throws(RoomcastError) -> UserID {
+        try verifyToken(token, now: now).user
     }
 
     /// Verifies `token` and returns its subject and expiry.
     /// - Throws: `token_expired` for a genuine token past its `exp`; `unauthorized` for anything
     ///   else (malformed, another algorithm or key, `alg: none`, a `crit` header, missing or
     ///   invalid `sub` or `exp`, `nbf` still ahead).
-    func verifyToken(_ token: String, now: Date = .now) async throws(RoomcastError) -> Verified {
-        guard !token.isEmpty, token.utf8.count <= Self.maximumTokenLength else {
+    func verifyToken(_ token: String, now: Date = .now) throws(RoomcastError) -> Verified {
+        guard !token.isEmpty, token.utf8.count <= Self.maximumTokenLength, let signed = verifier.verify(token) else {
             throw RoomcastError(.unauthorized, "invalid token")
         }
-        let claims: TokenClaims
-        do {
-            // jwt-kit picks the key by `kid` alone and would accept a header naming any algorithm
-            // (`none` included) over a valid HS256 signature: only HS256 is ours.
-            let header = try DefaultJWTParser().parse(Array(token.utf8), as: TokenClaims.self).header
-            // `crit` names extensions the verifier must understand (RFC 7515 §4.1.11): none here.
-            guard header.alg == "HS256", header.fields["crit"] == nil else {
-                throw RoomcastError(.unauthorized, "invalid token")
-            }
-            claims = try await keys.value.verify(token, as: TokenClaims.self)
-        } catch {
+        // Only HS256 is ours: a header naming another algorithm (`none` included) is refused even
+        // over a valid HS256 signature. `crit` names extensions the verifier must understand
+        // (RFC 7515 §4.1.11): none here.
+        guard signed.header.string("alg") == "HS256", !signed.header.contains("crit") else {
             throw RoomcastError(.unauthorized, "invalid token")
         }
-        guard let user = UserID(claims.sub.value) else {
+        let claims = signed.claims
+        // `iat` and `nbf` may be absent or null; present, they are times like `exp`.
+        guard let subject = claims.string("sub"), let expires = claims.number("exp"),
+            claims.isAbsentOrNull("iat") || claims.number("iat") != nil,
+            claims.isAbsentOrNull("nbf") || claims.number("nbf") != nil
+        else {
+            throw RoomcastError(.unauthorized, "invalid token")
+        }
+        guard let user = UserID(subject) else {
             throw RoomcastError(.unauthorized, "invalid token subject")
         }
-        guard now < claims.exp.value else {
+        guard now.timeIntervalSince1970 < expires else {
             throw RoomcastError(.tokenExpired, "token expired")
         }
-        if let notBefore = claims.nbf?.value, now < notBefore {
+        if let notBefore = claims.number("nbf"), now.timeIntervalSince1970 < notBefore {
             throw RoomcastError(.unauthorized, "token not valid yet")
         }
-        return Verified(user: user, expires: claims.exp.value)
+        return Verified(user: user, expires: Date(timeIntervalSince1970: expires))
     }
 }

@@ -31,7 +31,7 @@ struct AuthMiddleware: RouterMiddleware {
         guard let bearer = BearerToken(authorization: authorization) else {
             throw RoomcastError(.unauthorized, "expected 'Authorization: Bearer <token>'")
         }
-        let user = try await tokens.verify(bearer.value)
+        let user = try tokens.verify(bearer.value)
         var context = context
         context.userID = user
         context.logger[metadataKey: "user"] = .string(user.rawValue)

@@ -230,7 +230,7 @@ final class SocketConnection: Sendable {
             guard let token = authToken ?? upgradeToken else {
                 throw RoomcastError(.unauthorized, "authentication required: send {\"token\": \"<jwt>\"} with CONNECT")
             }
-            let verified = try await services.tokens.verifyToken(token)
+            let verified = try services.tokens.verifyToken(token)
             guard let user = try await services.users.user(verified.user) else {
                 throw RoomcastError(.unauthorized, "the token's user does not exist")
             }
