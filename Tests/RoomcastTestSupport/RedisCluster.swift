@@ -143,7 +143,8 @@ public actor RedisCluster {
         return text
     }
 
-    private static func cliExecutable() throws -> String {
+    /// Where `redis-cli` is (`REDIS_CLI`, else the `PATH`).
+    public static func cliExecutable() throws -> String {
         if let path = ProcessInfo.processInfo.environment["REDIS_CLI"] { return path }
         let searchPath = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/bin:/usr/local/bin"
         for directory in searchPath.split(separator: ":") {

@@ -21,22 +21,51 @@ public struct UserSocketStore: Sendable {
     /// - Throws: `limit_exceeded` when the user already has `limit` sockets connected.
     @discardableResult
     public func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> StreamOffset {
+        try await open(socket, of: user, limit: limit, readingUser: false).offset
+    }
+
+    /// A socket counted for a user who exists, and what its CONNECT needs.
+    public struct OpenedSocket: Sendable {
+        /// The user's profile, read in the same call.
+        public var user: User
+        /// The offset of the user's newest event (`0-0` when none).
+        public var offset: StreamOffset
+    }
+
+    /// Counts a new socket of `user` and reads the user in the same script: a CONNECT's one
+    /// round trip.
+    /// - Returns: nil, counting nothing, when there is no such user.
+    /// - Throws: `limit_exceeded` when the user already has `limit` sockets connected.
+    public func openConnected(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> OpenedSocket? {
+        let opened = try await open(socket, of: user, limit: limit, readingUser: true)
+        guard let fields = opened.user else { return nil }
+        guard let profile = User(fields: fields) else {
+            throw RoomcastError(.internalError, "the user record of \(user) is damaged")
+        }
+        return OpenedSocket(user: profile, offset: opened.offset)
+    }
+
+    private func open(
+        _ socket: String, of user: UserID, limit: Int, readingUser: Bool
+    ) async throws(RoomcastError) -> (offset: StreamOffset, user: [String: String]?) {
         let now = Timestamp.now().milliseconds
+        var keys = [RedisKeys.userSockets(user), RedisKeys.userStream(user)]
+        if readingUser { keys.append(RedisKeys.user(user)) }
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
-                RoomcastScripts.userSocketOpen, keys: [RedisKeys.userSockets(user), RedisKeys.userStream(user)],
-                arguments: [Int(now), Int(now) + lifetime.wholeMilliseconds, limit, socket]
+                RoomcastScripts.userSocketOpen, keys: keys, arguments: [Int(now), Int(now) + lifetime.wholeMilliseconds, limit, socket]
             )
         }
-        guard case .array(let parts) = reply, parts.count == 2, let count = try? Int(redisReply: parts[0]),
+        guard case .array(let parts) = reply, parts.count == (readingUser ? 3 : 2), let count = try? Int(redisReply: parts[0]),
             let offset = parts[1].string.flatMap(StreamOffset.init)
         else {
             throw RoomcastError(.internalError, "unexpected reply from user_socket_open")
         }
+        if count == -2 { return (offset, nil) }
         guard count >= 0 else {
             throw RoomcastError(.limitExceeded, "a user can have at most \(limit) sockets connected at once: close one first")
         }
-        return offset
+        return (offset, readingUser ? parts[2].fields : nil)
     }
 
     /// Stops counting a socket that closed.

@@ -25,13 +25,14 @@ final class PresenceKeeper: Service, Sendable {
     }
 
     /// A socket authenticated as `user`: it counts against the user's sockets from now on.
-    /// - Returns: the offset of the user's newest event (the socket gets the ones after it).
+    /// - Returns: the user and the offset of their newest event (the socket gets the ones after
+    ///   it); nil, counting nothing, when the user does not exist.
     /// - Throws: `limit_exceeded` when the user has `limit` sockets connected already.
-    func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> StreamOffset {
-        let offset = try await sockets.open(socket, of: user, limit: limit)
+    func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> UserSocketStore.OpenedSocket? {
+        guard let opened = try await sockets.openConnected(socket, of: user, limit: limit) else { return nil }
         connected.withLock { _ = $0[user, default: []].insert(socket) }
         socketCount.add(1, ordering: .relaxed)
-        return offset
+        return opened
     }
 
     /// Sockets connected to this node now (opened and not closed), for the node registry.

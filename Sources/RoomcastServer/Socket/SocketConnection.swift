@@ -93,7 +93,7 @@ final class SocketConnection: Sendable {
             case .refused(let error):
                 reject(error, state: state)
             case .disconnect:
-                state.disconnect()
+                await state.disconnect()
                 logger.debug("socket closed")
             }
         }
@@ -134,7 +134,7 @@ final class SocketConnection: Sendable {
         case .connect:
             await connect(packet, state: state)
         case .disconnect:
-            state.disconnect()
+            await state.disconnect()
         case .event:
             // Socket.IO servers ignore events for a namespace the socket has not connected to.
             guard state.user != nil, packet.namespace == "/", let name = packet.eventName else { return }
@@ -231,15 +231,15 @@ final class SocketConnection: Sendable {
                 throw RoomcastError(.unauthorized, "authentication required: send {\"token\": \"<jwt>\"} with CONNECT")
             }
             let verified = try services.tokens.verifyToken(token)
-            guard let user = try await services.users.user(verified.user) else {
-                throw RoomcastError(.unauthorized, "the token's user does not exist")
-            }
-            try await state.connect(as: user)
+            // Stored first: the CONNECT frame goes out within `connect`, and the timers must see
+            // the token's expiry and the connect by then. Undone below if it fails.
             state.session.tokenExpiry.store(Int64(verified.expires.timeIntervalSince1970.rounded(.up)), ordering: .relaxed)
             state.session.hasConnected.store(true, ordering: .relaxed)
-            state.session.send(SocketIOFrame.connect(sid: Self.randomID()))
+            try await state.connect(as: verified.user, sending: SocketIOFrame.connect(sid: Self.randomID()))
             logger.info("socket connected")
         } catch {
+            state.session.tokenExpiry.store(.max, ordering: .relaxed)
+            state.session.hasConnected.store(false, ordering: .relaxed)
             GatewayMetrics.socketRejections.increment(error.code.rawValue)
             logger.info("socket connect refused", metadata: ["code": .string(error.code.rawValue)])
             state.session.send(SocketReply.connectError(error))

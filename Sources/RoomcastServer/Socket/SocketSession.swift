@@ -224,6 +224,15 @@ final class SocketSession: Sendable {
         perform(action, nil)
     }
 
+    /// Stops holding `channel`'s events for a join that failed before anything was sent, and
+    /// drops them.
+    func abandonJoin(_ channel: String) {
+        state.withLock { state in
+            state.joins.held[channel] = nil
+            state.joins.floors[channel] = nil
+        }
+    }
+
     /// Ends the session: frames already queued are still sent, then the close (a close frame, or
     /// Engine.IO's close packet to the next poll). The first reason given wins.
     func close(_ code: WebSocketErrorCode, reason: String) {

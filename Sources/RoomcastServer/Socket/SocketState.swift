@@ -93,20 +93,49 @@ final class SocketState: @unchecked Sendable {
         return user
     }
 
-    /// Marks the socket connected as `user` and subscribes the node to the user's channel.
-    /// - Throws: `limit_exceeded` when the user has `socket.max_per_user` sockets already.
-    func connect(as user: User) async throws(RoomcastError) {
-        // The user's newest event offset is read before subscribing: the node reads back the
-        // user's events after it should its pub/sub link drop.
-        let offset = try await services.presence.open(session.id, of: user.id, limit: services.settings.maxSocketsPerUser)
-        do {
-            try await subscribe(to: RedisKeys.userChannel(user.id), as: user.id, after: offset)
+    /// Connects the socket as `user`: counts it, reads the user, subscribes the node to the
+    /// user's channel, and sends `connectFrame` before any of the user's events.
+    ///
+    /// The count-and-read script and the SUBSCRIBE (when this node holds none of the user's
+    /// sockets yet) go out together, so a CONNECT waits for one Redis round trip. The user's
+    /// events arriving meanwhile are held and pass after the frame if newer than the offset the
+    /// script read.
+    /// - Throws: `unauthorized` when the user does not exist; `limit_exceeded` when the user has
+    ///   `socket.max_per_user` sockets already; `unavailable` when Redis cannot be reached.
+    func connect(as user: UserID, sending connectFrame: ByteBuffer) async throws(RoomcastError) {
+        let channel = RedisKeys.userChannel(user)
+        let deadline = NIODeadline.now() + .milliseconds(Int64(services.redisTimeout.wholeMilliseconds))
+        session.beginJoin(channel)
+        let subscribed = services.hub.add(session, as: user, to: channel, deadline: deadline)
+        let opened: UserSocketStore.OpenedSocket
+        do throws(RoomcastError) {
+            guard let found = try await services.presence.open(session.id, of: user, limit: services.settings.maxSocketsPerUser) else {
+                throw RoomcastError(.unauthorized, "the token's user does not exist")
+            }
+            opened = found
         } catch {
-            await services.presence.close(session.id, of: user.id)
+            abandon(channel)
             throw error
         }
-        self.user = user
+        do {
+            try await subscribed.get()
+        } catch {
+            abandon(channel)
+            await services.presence.close(session.id, of: user)
+            throw RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
+        }
+        // A gap in the user's events (a pub/sub outage) is read back from here.
+        services.hub.noteJoined(channel, upTo: opened.offset)
+        self.user = opened.user
         session.countConnected()
+        session.completeJoin(channel, sending: [connectFrame], upTo: opened.offset)
+    }
+
+    /// Undoes a failed connect's subscription: the events held for it are dropped, as the
+    /// socket never got its CONNECT.
+    private func abandon(_ channel: String) {
+        services.hub.remove(session, from: channel)
+        session.abandonJoin(channel)
     }
 
     /// Joins a room after checking membership in Redis. With `since` (the last offset the client
@@ -202,7 +231,11 @@ final class SocketState: @unchecked Sendable {
     }
 
     /// Leaves every room and the user channel (the socket disconnected).
-    func disconnect() {
+    ///
+    /// Awaited by the connection's packet task (no task of its own): the rooms' presence and the
+    /// socket count are released together, so a disconnect waits for one Redis round trip. A
+    /// lost call only lets the members expire.
+    func disconnect() async {
         guard let user else { return }
         logger.info("socket disconnected", metadata: ["rooms": .stringConvertible(rooms.count)])
         session.countDisconnected()
@@ -212,12 +245,14 @@ final class SocketState: @unchecked Sendable {
         for room in left { _ = stopReceiving(room) }
         services.hub.remove(session, from: RedisKeys.userChannel(user.id))
         self.user = nil
-        // Not awaited: the connection is gone; a lost call just lets the members expire.
-        Task {
+        guard !left.isEmpty else {
+            return await presence.close(socket, of: user.id)
+        }
+        await withTaskGroup(of: Void.self) { group in
             for room in left {
-                await presence.leave(room, user: user.id, socket: socket)
+                group.addTask { await presence.leave(room, user: user.id, socket: socket) }
             }
-            await presence.close(socket, of: user.id)
+            group.addTask { await presence.close(socket, of: user.id) }
         }
     }
 

@@ -1,0 +1,95 @@
+import Foundation
+import RedisClient
+import RoomcastCore
+import RoomcastTestSupport
+import Testing
+
+/// What a socket's CONNECT and disconnect ask of Redis, seen by Redis itself (`MONITOR`).
+@Suite("Connect cost: one Redis round trip to connect, one to disconnect", .serialized)
+struct ConnectCostTests {
+    @Test("CONNECT is one script (user, socket count, newest offset) with the SUBSCRIBE beside it; a disconnect is one ZREM and the UNSUBSCRIBE")
+    func oneRoundTripEach() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
+            // Loaded beforehand, so that no NOSCRIPT retry is counted.
+            _ = try await cluster.redis.onEveryServer { try await $0.send(RedisCommand("SCRIPT", "LOAD", RoomcastScripts.userSocketOpen.source)) }
+            let monitor = try await CommandMonitor(port: server.port)
+            defer { monitor.stop() }
+
+            let client = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            let connected = try await monitor.commands(naming: "{\(alice.id)}")
+            try await client.close()
+            #expect(try await eventually(within: .seconds(10)) { try await monitor.commands(naming: "{\(alice.id)}").count >= connected.count + 2 })
+
+            let all = try await monitor.commands(naming: "{\(alice.id)}")
+            // Shard channels on one server too. The SSUBSCRIBE may reach Redis before or after the script: they are sent together.
+            #expect(connected.sorted() == ["evalsha", "ssubscribe"].sorted(), "\(all)")
+            #expect(all.dropFirst(connected.count).sorted() == ["zrem", "sunsubscribe"].sorted(), "\(all)")
+        }
+    }
+
+    @Test("a second socket of the same user on the same node subscribes nothing: only the script")
+    func secondSocket() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
+            _ = try await cluster.redis.onEveryServer { try await $0.send(RedisCommand("SCRIPT", "LOAD", RoomcastScripts.userSocketOpen.source)) }
+            let first = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            let monitor = try await CommandMonitor(port: server.port)
+            defer { monitor.stop() }
+            let second = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            #expect(try await monitor.commands(naming: "{\(alice.id)}") == ["evalsha"])
+            try await second.close()
+            try await first.close()
+        }
+    }
+
+}
+
+/// `redis-cli monitor` on one server, writing every command it runs to a file.
+private final class CommandMonitor: Sendable {
+    private let process: ChildProcess
+    private let output: URL
+    private let port: Int
+
+    /// Starts monitoring and returns once the monitor sees commands.
+    init(port: Int) async throws {
+        self.port = port
+        output = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-test-monitor.\(UUID().uuidString.prefix(8))")
+        process = try ChildProcess(executable: try RedisCluster.cliExecutable(), arguments: ["-p", "\(port)", "monitor"], outputPath: output.path)
+        try await catchUp()
+    }
+
+    /// Returns once every command Redis ran before this call is in the file: a marker sent now
+    /// comes after them in the monitor's output.
+    private func catchUp() async throws {
+        let marker = "monitor-mark-\(UUID().uuidString.prefix(8))"
+        let seen = try await eventually(within: .seconds(10)) {
+            _ = try await RedisCluster.cli(["-p", "\(self.port)", "ECHO", marker])
+            return self.text().contains(marker)
+        }
+        guard seen else { throw TestFailure("redis-cli monitor on port \(port) shows nothing") }
+    }
+
+    func stop() {
+        process.signal(SIGKILL)
+        try? FileManager.default.removeItem(at: output)
+    }
+
+    private func text() -> String {
+        (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+    }
+
+    /// The commands clients sent (not those scripts ran) with an argument containing `fragment`,
+    /// lowercased, in the order Redis ran them.
+    func commands(naming fragment: String) async throws -> [String] {
+        try await catchUp()
+        // A line: `1700000000.123456 [0 127.0.0.1:5678] "EVALSHA" "…" "3" "user:{…}:sockets" …`.
+        return text().split(whereSeparator: \.isNewline).compactMap { line -> String? in
+            guard !line.contains(" lua] "), line.contains(fragment), let start = line.firstIndex(of: "]") else { return nil }
+            let command = line[line.index(after: start)...].split(separator: "\"").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            return command.map { $0.lowercased() }
+        }
+    }
+}
