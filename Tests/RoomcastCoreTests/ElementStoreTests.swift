@@ -362,6 +362,38 @@ struct ElementStoreTests {
         }
     }
 
+    @Test("apply (a socket's update) answers with the event's updates and offset, and reads no element back")
+    func applyAnswersTheChangeOnly() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await Self.fixture(redis)
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                let a = try await f.store.create(try Self.note(), by: f.alice, in: f.room)
+                _ = try await f.store.create(try Self.note(), by: f.alice, in: f.room)
+                _ = try await Self.waitForEvents(inbox, 2)
+                // Every call once, so that script loading is not counted below.
+                _ = try await f.store.apply(a.id, with: try Self.changes(#"{"content":"warm"}"#), by: f.bob.id, in: f.room)
+                _ = try await f.store.update(a.id, with: try Self.changes(#"{"content":"warm"}"#), by: f.bob.id, in: f.room)
+                _ = try await Self.waitForEvents(inbox, 4)
+
+                let before = try await UnseenCountTests.commandCalls(server)
+                let moved = try await f.store.apply(a.id, with: try Self.changes(#"{"positionX":5.25,"content":"moved"}"#), by: f.bob.id, in: f.room)
+                let lean = UnseenCountTests.difference(try await UnseenCountTests.commandCalls(server), before)
+                let event = try #require(try await Self.waitForEvents(inbox, 5).last)
+                #expect(event.name == "element:updated" && moved.offset == event.offset)
+                #expect(try JSONValue(String(buffer: moved.updates)) == event.payload["updates"])
+                #expect(event.payload["updates"] == ["positionX": 5.25, "content": "moved", "zIndex": 3])
+                #expect(lean["hgetall"] == nil, "\(lean)")
+
+                // The REST path reads the element back for its answer (HGETALL).
+                let full = try await UnseenCountTests.commandCalls(server)
+                _ = try await f.store.update(a.id, with: try Self.changes(#"{"content":"full"}"#), by: f.bob.id, in: f.room)
+                let fullCalls = UnseenCountTests.difference(try await UnseenCountTests.commandCalls(server), full)
+                #expect((fullCalls["hgetall"] ?? 0) >= 1, "\(fullCalls)")
+                #expect(try await f.store.snapshot(of: f.room, for: f.alice.id).elements.last?.content == "full")
+            }
+        }
+    }
+
     // MARK: Transform
 
     @Test("transform applies the fields, puts the element on top and publishes element:transformed with the element")

@@ -95,13 +95,14 @@ def test_canvas_session_across_nodes(api, api2, connect, node1, node2):
 
     # Bob moves the note, already on top: element:updated without zIndex.
     ack = bob_socket.call("element:update", {"roomId": room_id, "elementId": note["id"], "updates": {"positionX": 42.5}})
-    assert ack_data(ack)["element"]["positionX"] == 42.5 and ack_data(ack)["element"]["zIndex"] == 2
     updated = alice_socket.wait_for("element:updated", for_element(note["id"]))
     assert updated == {"roomId": room_id, "elementId": note["id"], "updates": {"positionX": 42.5}, "offset": updated["offset"]}
+    # The ack carries the change exactly as the room's event does.
+    assert ack_data(ack) == updated, ack
 
     # Bob moves the photo from the bottom: it comes to front and updates.zIndex says where.
     ack = bob_socket.call("element:update", {"roomId": room_id, "elementId": photo["id"], "updates": {"positionX": 7, "positionY": 8}})
-    assert ack_data(ack)["element"]["zIndex"] == 3
+    assert ack_data(ack)["updates"]["zIndex"] == 3
     updated = alice_socket.wait_for("element:updated", for_element(photo["id"]))
     assert updated["updates"] == {"positionX": 7, "positionY": 8, "zIndex": 3}, updated
     # A change that is not a move keeps the stack as it is.

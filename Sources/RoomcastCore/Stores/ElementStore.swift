@@ -63,20 +63,39 @@ public struct ElementStore: Sendable {
 
     /// Changes fields; a move also brings the element to front. Emits `element:updated`.
     public func update(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Element {
-        try Self.decodeElement(try await updateJSON(id, with: changes, by: user, in: room))
+        let reply = try await runUpdate(id, with: changes, by: user, in: room, answeringElement: true)
+        return try Self.decodeElement(try Self.elementJSON(reply, at: 2))
     }
 
-    /// ``update(_:with:by:in:)`` returning the element's JSON as the script wrote it, for callers
-    /// that forward it as it is: a drag sends many moves, and each would otherwise be decoded and
-    /// encoded again only to be sent back.
-    public func updateJSON(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> ByteBuffer {
+    /// What an update changed, as the room's `element:updated` tells it.
+    public struct AppliedUpdate: Sendable {
+        /// The room stream's offset of the `element:updated` event.
+        public var offset: String
+        /// The `updates` object: the fields as stored, and `zIndex` when the move brought the
+        /// element to front.
+        public var updates: ByteBuffer
+    }
+
+    /// ``update(_:with:by:in:)`` answering only what changed: a drag sends many moves, and
+    /// re-reading and encoding the whole element for each would cost Redis more than the change.
+    public func apply(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> AppliedUpdate {
+        let reply = try await runUpdate(id, with: changes, by: user, in: room, answeringElement: false)
+        guard case .array(let parts) = reply, parts.count == 2, let offset = parts[0].string, case .bulk(let updates) = parts[1] else {
+            throw RoomcastError(.internalError, "unexpected reply from element_update")
+        }
+        return AppliedUpdate(offset: offset, updates: updates)
+    }
+
+    private func runUpdate(
+        _ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID, answeringElement: Bool
+    ) async throws(RoomcastError) -> RedisReply {
         try changes.fields.checkContent(atMost: maxContentLength)
         let fields = changes.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
-        let reply = try await run(
+        return try await run(
             RoomcastScripts.elementUpdate, room: room, element: id,
-            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, changes.fields.changesPosition ? "1" : "0"] + fields
+            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, changes.fields.changesPosition ? "1" : "0", answeringElement ? "1" : "0"]
+                + fields
         )
-        return try Self.elementJSON(reply, at: 2)
     }
 
     /// Applies transform fields and brings the element to front. Emits `element:transformed`.

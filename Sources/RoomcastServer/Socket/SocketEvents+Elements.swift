@@ -54,6 +54,23 @@ extension SocketEvents {
         result.writeString("}")
         return result
     }
+
+    /// `{roomId, elementId, updates, offset}`: an update's ack, the payload of the room's
+    /// `element:updated` for the same change. Ids are validated identifiers: nothing to escape.
+    static func updatedResult(_ request: UpdateElementRequest, _ applied: ElementStore.AppliedUpdate) -> ByteBuffer {
+        var result = ByteBuffer(string: #"{"roomId":""#)
+        result.reserveCapacity(minimumWritableBytes: applied.updates.readableBytes + 64)
+        result.writeString(request.roomId.rawValue)
+        result.writeString(#"","elementId":""#)
+        result.writeString(request.elementId.rawValue)
+        result.writeString(#"","updates":"#)
+        result.writeImmutableBuffer(applied.updates)
+        result.writeString(#","offset":""#)
+        result.writeString(applied.offset)
+        result.writeString(#""}"#)
+        return result
+    }
+
     struct ZIndexResult: Encodable, Sendable {
         var elementId: ElementID
         var zIndex: Int
@@ -68,9 +85,11 @@ extension SocketEvents {
             )
             return ElementResult(element: element)
         }
-        // Moves come many a second while dragging: their acks carry the element as Redis wrote it.
+        // Moves come many a second while dragging: their acks say only what changed, exactly as
+        // the room's `element:updated` does, from the script's own text.
         router.on("element:update", UpdateElementRequest.self, json: { state, request in
-            elementResult(try await state.services.elements.updateJSON(request.elementId, with: request.updates, by: state.connectedUser.id, in: request.roomId))
+            let applied = try await state.services.elements.apply(request.elementId, with: request.updates, by: state.connectedUser.id, in: request.roomId)
+            return updatedResult(request, applied)
         })
         router.on("element:transform", TransformElementRequest.self, json: { state, request in
             elementResult(try await state.services.elements.transformJSON(request.elementId, with: request.fields, by: state.connectedUser.id, in: request.roomId))
