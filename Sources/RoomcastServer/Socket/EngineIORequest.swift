@@ -68,20 +68,37 @@ struct EngineIORequest {
 }
 
 extension String {
+    /// Decoded as a form value (`+` is a space, `%XX` a byte); malformed escapes stay as they are.
+    /// Most values (ids, tokens, `EIO=4`) have nothing to decode and are copied as they are.
     fileprivate var removingPercentEncodingOrSelf: String {
+        guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return self }
+        let input = Array(utf8)
         var bytes: [UInt8] = []
-        var iterator = utf8.makeIterator()
-        while let byte = iterator.next() {
+        bytes.reserveCapacity(input.count)
+        var index = 0
+        while index < input.count {
+            let byte = input[index]
             if byte == UInt8(ascii: "+") {
                 bytes.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            } else if byte == UInt8(ascii: "%"), index + 2 < input.count,
+                let high = Self.hexValue(input[index + 1]), let low = Self.hexValue(input[index + 2])
             {
-                bytes.append(value)
+                bytes.append(high << 4 | low)
+                index += 2
             } else {
                 bytes.append(byte)
             }
+            index += 1
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }
