@@ -11,6 +11,7 @@ struct MetricsEndpointTests {
         "roomcast_channels_subscribed": "gauge",
         "roomcast_events_received_total": "counter",
         "roomcast_frames_delivered_total": "counter",
+        "roomcast_fanout_flushes_total": "counter",
         "roomcast_fanout_latency_seconds": "histogram",
         "roomcast_redis_command_duration_seconds": "histogram",
         "roomcast_redis_command_errors_total": "counter",

@@ -34,7 +34,8 @@ public struct Gateway: Sendable {
         let redis = RedisClient(configuration: redisConfiguration, logger: logger.with(label: "redis"))
         let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
         let hub = SocketHub(
-            redis: redisConfiguration, eventLog: eventLog, userEventLog: UserEventLog(redis: redis), gapReadTimeout: settings.gapReadTimeout, logger: logger.with(label: "pubsub")
+            redis: redisConfiguration, eventLog: eventLog, userEventLog: UserEventLog(redis: redis), gapReadTimeout: settings.gapReadTimeout,
+            flushDelay: settings.socket.flushDelay == .zero ? nil : settings.socket.flushDelay, logger: logger.with(label: "pubsub")
         )
         let tokens = TokenService(secret: secret, lifetime: settings.tokenLifetime)
         let users = UserStore(redis: redis)

@@ -47,6 +47,7 @@ extension GatewaySettings {
         public static let maxRooms = "socket.max_rooms"
         public static let maxSocketsPerUser = "socket.max_per_user"
         public static let previewRate = "canvas.preview_hz"
+        public static let flushDelay = "socket.flush_delay_us"
         public static let drainTimeout = "shutdown.drain_timeout_ms"
         public static let notificationsKept = "notifications.kept_per_user"
         public static let serviceKey = "notifications.service_key"
@@ -164,6 +165,9 @@ extension GatewaySettings {
         socket.maxRooms = try Self.integer(reader, Key.maxRooms, in: 1...100_000) ?? socket.maxRooms
         socket.maxSocketsPerUser = try Self.integer(reader, Key.maxSocketsPerUser, in: 1...100_000) ?? socket.maxSocketsPerUser
         socket.previewRate = try Self.integer(reader, Key.previewRate, in: 1...240) ?? socket.previewRate
+        if let microseconds = try Self.integer(reader, Key.flushDelay, in: 0...1_000) {
+            socket.flushDelay = .microseconds(microseconds)
+        }
         if let milliseconds = try Self.integer(reader, Key.drainTimeout, in: 100...3_600_000) {
             drainTimeout = .milliseconds(milliseconds)
         }

@@ -114,6 +114,10 @@ public struct SocketSettings: Sendable {
     /// Canvas previews (`element:drag`, `cursor:move`) relayed per second per element or cursor
     /// of a socket (`canvas.preview_hz`); faster ones are coalesced, the newest kept.
     public var previewRate: Int = 30
+    /// How long a batch of published events for one event loop's sockets waits for more before
+    /// it is written (`socket.flush_delay_us`, at most 1 ms); zero writes it at the loop's next
+    /// turn, which already puts every event read in one go into one `writev` per socket.
+    public var flushDelay: Duration = .zero
 
     /// Defaults.
     public init() {}

@@ -8,7 +8,7 @@ enum GatewayMetrics {
     /// Makes every instrument now, so that each series is scraped from the start (at 0) rather
     /// than appearing with its first event.
     static func prepare() {
-        _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, userChannels, framesDelivered, fanoutLatency, gapRepairs)
+        _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, userChannels, framesDelivered, fanoutFlushes, fanoutLatency, gapRepairs)
         _ = (eventsReceived, socketRejections, httpRejections, pushJobs)
     }
 
@@ -27,6 +27,10 @@ enum GatewayMetrics {
 
     /// `roomcast_frames_delivered_total`: counted once per fan-out batch, by its size.
     static let framesDelivered = Counter(label: "roomcast_frames_delivered_total")
+
+    /// `roomcast_fanout_flushes_total`: socket flushes of delivered frames; with
+    /// `roomcast_frames_delivered_total`, how many frames a `writev` carries on average.
+    static let fanoutFlushes = Counter(label: "roomcast_fanout_flushes_total")
 
     /// `roomcast_fanout_latency_seconds`: subscriber read → frames written, per event loop.
     static let fanoutLatency = Metrics.Timer(label: "roomcast_fanout_latency_seconds")

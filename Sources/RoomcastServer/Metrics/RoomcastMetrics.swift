@@ -32,6 +32,7 @@ public enum RoomcastMetrics {
         "roomcast_channels_subscribed": "Redis pub/sub channels this node is subscribed to for its local sockets, by kind (room or user).",
         "roomcast_events_received_total": "Socket.IO events received from clients, by event name (unknown names count as 'unknown').",
         "roomcast_frames_delivered_total": "Frames of published events handed to local sockets (one per recipient socket).",
+        "roomcast_fanout_flushes_total": "Socket flushes (writev) of delivered frames: one per socket per write batch.",
         "roomcast_fanout_latency_seconds":
             "Time from this node's subscriber reading a published event off its Redis pub/sub connection to its frame being handed to the local recipients of one event loop (written, or queued behind frames waiting); excludes the time from PUBLISH to that read.",
         "roomcast_redis_command_duration_seconds": "Redis command duration from the call to the reply (the wait for a connection included), by command or script name.",

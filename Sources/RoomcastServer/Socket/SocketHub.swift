@@ -69,8 +69,14 @@ final class SocketHub: Service, Sendable {
     ///   - userEventLog: where missed per-user events are read back after a pub/sub outage.
     ///   - gapReadTimeout: how long reading them back is retried before the channel's sockets are
     ///     closed instead.
-    init(redis configuration: RedisConfiguration, eventLog: RoomEventLog, userEventLog: UserEventLog, gapReadTimeout: Duration, logger: Logger) {
+    ///   - flushDelay: how long a loop's batch of events waits for more before it is written
+    ///     (`socket.flush_delay_us`); nil writes it at the loop's next turn.
+    init(
+        redis configuration: RedisConfiguration, eventLog: RoomEventLog, userEventLog: UserEventLog, gapReadTimeout: Duration,
+        flushDelay: Duration? = nil, logger: Logger
+    ) {
         let index = Index()
+        let batcher = LoopWriteBatcher(flushDelay: flushDelay.map(TimeAmount.init))
         var configuration = configuration
         configuration.clientName = "roomcast-subscriber"
         self.index = index
@@ -78,14 +84,14 @@ final class SocketHub: Service, Sendable {
         self.subscriber = RedisSubscriber(configuration: configuration, logger: logger) { event in
             switch event {
             case .message(let message):
-                Self.deliver(message, from: index, logger: logger)
+                Self.deliver(message, from: index, through: batcher, logger: logger)
             case .connectionLost(let error):
                 logger.warning("pub/sub connection lost; room and user events are held until the gap is filled", metadata: ["error": "\(error)"])
                 Self.hold(index)
             case .restored(let channels):
                 logger.info("pub/sub connection restored; filling the gap", metadata: ["channels": "\(channels.count)"])
                 let logs = GapLogs(rooms: eventLog, users: userEventLog)
-                Task { await Self.repair(index, from: logs, patience: gapReadTimeout, logger: logger) }
+                Task { await Self.repair(index, from: logs, through: batcher, patience: gapReadTimeout, logger: logger) }
             }
         }
     }
@@ -141,7 +147,7 @@ final class SocketHub: Service, Sendable {
         index.entries.withLock { $0[channel]?.sessions.count ?? 0 }
     }
 
-    private static func deliver(_ message: RedisPubSubMessage, from index: Index, logger: Logger) {
+    private static func deliver(_ message: RedisPubSubMessage, from index: Index, through batcher: LoopWriteBatcher, logger: Logger) {
         // The fan-out latency starts here: the subscriber has just read the message.
         let start = NIODeadline.now()
         guard let envelope = EventEnvelope(payload: message.payload) else {
@@ -155,43 +161,43 @@ final class SocketHub: Service, Sendable {
                 guard let entry = entries[message.channel], entry.held == nil else { return [] }
                 return entry.sessions.values.filter { $0.session.id != sender }
             }
-            forward(envelope, to: sessions, channel: message.channel, readAt: start)
+            forward(envelope, to: sessions, channel: message.channel, through: batcher, readAt: start)
             return
         }
         // One in-place access to the entry (a copy would also copy its held events).
         let sessions = index.entries.withLock { $0[message.channel]?.admit(envelope) } ?? []
-        forward(envelope, to: sessions, channel: message.channel, readAt: start)
+        forward(envelope, to: sessions, channel: message.channel, through: batcher, readAt: start)
     }
 
 
     /// Sends an event's bytes to sessions, each getting its frame (per-recipient events).
     ///
-    /// The frame is encoded once; each event loop gets one task that writes it to its sessions
-    /// (none when it is the loop this runs on), not one hop per recipient.
+    /// The frame is encoded once; each event loop gets the event in its next write batch
+    /// (``LoopWriteBatcher``), which writes it to its sessions and flushes each once per batch.
     /// - Parameter readAt: when the subscriber read a live event (for the fan-out latency); nil
     ///   for events replayed after a gap.
-    private static func forward(_ envelope: EventEnvelope, to members: [Member], channel: String, readAt: NIODeadline? = nil) {
+    private static func forward(
+        _ envelope: EventEnvelope, to members: [Member], channel: String, through batcher: LoopWriteBatcher, readAt: NIODeadline? = nil
+    ) {
         guard !members.isEmpty else { return }
         GatewayMetrics.framesDelivered.increment(by: Int64(members.count))
         let shared = envelope.listedFrame == nil ? OutboundFrame(packet: envelope.frame) : nil
         let offset = envelope.offset
         let isVolatile = envelope.volatileSender != nil
-        let write: @Sendable ([Member]) -> Void = { members in
-            for member in members {
-                let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.user))
-                if isVolatile {
-                    member.session.deliverVolatile(frame, channel: channel)
-                } else {
-                    member.session.deliver(frame, offset: offset, channel: channel)
-                }
-            }
-            if let readAt { GatewayMetrics.fanoutWritten(since: readAt) }
-        }
         for (loop, group) in groupedByLoop(members) {
-            if loop.inEventLoop {
-                write(group)
-            } else {
-                loop.execute { write(group) }
+            batcher.post(on: loop) {
+                var written: [NIOLoopBound<WebSocketConnectionHandler>] = []
+                written.reserveCapacity(group.count)
+                for member in group {
+                    let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.user))
+                    let connection =
+                        isVolatile
+                        ? member.session.deliverVolatile(frame, channel: channel)
+                        : member.session.deliver(frame, offset: offset, channel: channel)
+                    if let connection { written.append(connection) }
+                }
+                if let readAt { GatewayMetrics.fanoutWritten(since: readAt) }
+                return written
             }
         }
     }
@@ -254,7 +260,7 @@ final class SocketHub: Service, Sendable {
     /// The link is back: sends each held channel (room or user) the events it missed (read from
     /// its stream after the last offset forwarded), then the events held meanwhile, skipping
     /// repeats, and lets live events through again. Clients see no gap and no repeat.
-    private static func repair(_ index: Index, from logs: GapLogs, patience: Duration, logger: Logger) async {
+    private static func repair(_ index: Index, from logs: GapLogs, through batcher: LoopWriteBatcher, patience: Duration, logger: Logger) async {
         let gaps = index.entries.withLock { entries in
             entries.compactMap { channel, entry -> (String, StreamOffset)? in
                 guard entry.held != nil, let last = entry.lastOffset else { return nil }
@@ -288,7 +294,7 @@ final class SocketHub: Service, Sendable {
                 entries[channel] = entry
                 let sessions = Array(entry.sessions.values)
                 for envelope in ready {
-                    forward(envelope, to: sessions, channel: channel)
+                    forward(envelope, to: sessions, channel: channel, through: batcher)
                 }
             }
             if !missed.isEmpty {
@@ -301,7 +307,7 @@ final class SocketHub: Service, Sendable {
                 entries[channel]?.held = nil
                 let sessions = Array(entry.sessions.values)
                 for envelope in entry.held ?? [] {
-                    forward(envelope, to: sessions, channel: channel)
+                    forward(envelope, to: sessions, channel: channel, through: batcher)
                 }
             }
         }

@@ -157,7 +157,9 @@ final class SocketSession: Sendable {
 
     /// Delivers a published event of `channel`: at once, or held while the channel is joined, or
     /// dropped when the snapshot just sent holds it already.
-    func deliver(_ frame: OutboundFrame, offset: Substring?, channel: String) {
+    /// - Returns: the connection the frame was written to without a flush (the caller flushes
+    ///   it once for all the events it delivers in a batch), or nil when it was queued or held.
+    func deliver(_ frame: OutboundFrame, offset: Substring?, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
         // The decision and the enqueue under one lock: a join that began between them would
         // send its snapshot first, then this event that the snapshot already holds.
         let action = state.withLock { state -> Action in
@@ -175,18 +177,19 @@ final class SocketSession: Sendable {
             }
             return Self.enqueue(.frame(frame), &state)
         }
-        perform(action, frame)
+        return performDeferringFlush(action, frame)
     }
 
     /// Delivers a volatile event of `channel` (a canvas preview): sent like any frame, except
     /// while the channel is being joined, when it is dropped rather than held (the snapshot that
     /// follows has the persisted state, and the next preview comes soon).
-    func deliverVolatile(_ frame: OutboundFrame, channel: String) {
+    /// - Returns: as ``deliver(_:offset:channel:)``.
+    func deliverVolatile(_ frame: OutboundFrame, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
         let action = state.withLock { state -> Action in
             if !state.joins.isIdle, state.joins.held[channel] != nil { return .none }
             return Self.enqueue(.frame(frame), &state)
         }
-        perform(action, frame)
+        return performDeferringFlush(action, frame)
     }
 
     /// Starts holding `channel`'s events: call before subscribing, so none slips past the snapshot.
@@ -379,6 +382,17 @@ final class SocketSession: Sendable {
         case .overflowed(let notify):
             notify()
         }
+    }
+
+    /// ``perform(_:_:)``, except that a frame written at once is not flushed: the connection is
+    /// returned for the caller to flush.
+    private func performDeferringFlush(_ action: Action, _ frame: OutboundFrame) -> NIOLoopBound<WebSocketConnectionHandler>? {
+        guard case .writeNow(let connection) = action else {
+            perform(action, frame)
+            return nil
+        }
+        connection.value.write(frame.webSocket)
+        return connection
     }
 
     /// On the loop: writes what is queued, flushes once, and closes if a close was queued.
