@@ -1,6 +1,8 @@
-/// ASCII hexadecimal digits, used by `\uXXXX` escapes in both directions.
-enum HexDigit {
-    static func value(of byte: UInt8) -> UInt8? {
+/// ASCII hexadecimal digits, used by `\uXXXX` escapes in both directions (and by the
+/// gateway's percent-decoding of query strings).
+public enum HexDigit {
+    /// The digit's value; nil for any other byte.
+    public static func value(of byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10

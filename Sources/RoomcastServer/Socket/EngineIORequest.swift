@@ -1,4 +1,5 @@
 import HTTPTypes
+import SocketIO
 
 /// What an Engine.IO request asks for, read from its query string.
 struct EngineIORequest {
@@ -81,7 +82,7 @@ extension String {
             if byte == UInt8(ascii: "+") {
                 bytes.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), index + 2 < input.count,
-                let high = Self.hexValue(input[index + 1]), let low = Self.hexValue(input[index + 2])
+                let high = HexDigit.value(of: input[index + 1]), let low = HexDigit.value(of: input[index + 2])
             {
                 bytes.append(high << 4 | low)
                 index += 2
@@ -91,14 +92,5 @@ extension String {
             index += 1
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

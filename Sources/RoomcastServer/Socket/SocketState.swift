@@ -98,8 +98,7 @@ final class SocketState: @unchecked Sendable {
     ///
     /// The count-and-read script and the SUBSCRIBE (when this node holds none of the user's
     /// sockets yet) go out together, so a CONNECT waits for one Redis round trip. The user's
-    /// events arriving meanwhile are held and pass after the frame if newer than the offset the
-    /// script read.
+    /// events arriving meanwhile are held and pass after the frame.
     /// - Throws: `unauthorized` when the user does not exist; `limit_exceeded` when the user has
     ///   `socket.max_per_user` sockets already; `unavailable` when Redis cannot be reached.
     func connect(as user: UserID, sending connectFrame: ByteBuffer) async throws(RoomcastError) {
@@ -128,7 +127,10 @@ final class SocketState: @unchecked Sendable {
         services.hub.noteJoined(channel, upTo: opened.offset)
         self.user = opened.user
         session.countConnected()
-        session.completeJoin(channel, sending: [connectFrame], upTo: opened.offset)
+        // Every held event follows the frame: one no newer than the offset was published just
+        // before this socket counted, and is harmless to send (no snapshot holds it). Without an
+        // offset no floor is kept, which would be memory per idle socket until its next event.
+        session.completeJoin(channel, sending: [connectFrame], upTo: nil)
     }
 
     /// Undoes a failed connect's subscription: the events held for it are dropped, as the
