@@ -173,6 +173,7 @@ final class SocketSession: Sendable {
                     if eventOffset <= floor { return .none }
                     // Offsets of a channel increase: nothing older can follow this one.
                     state.joins.floors[channel] = nil
+                    if state.joins.floors.isEmpty { state.joins.floors = [:] }
                 }
             }
             return Self.enqueue(.frame(frame), &state)
@@ -207,6 +208,8 @@ final class SocketSession: Sendable {
         let frames = packets.map(OutboundFrame.init(packet:))
         let action = state.withLock { state -> Action in
             guard let held = state.joins.held.removeValue(forKey: channel) else { return .none }
+            // An emptied dictionary keeps its storage: memory per idle socket after its CONNECT.
+            if state.joins.held.isEmpty { state.joins.held = [:] }
             var action = Action.none
             func send(_ frame: OutboundFrame) {
                 // Several frames: only the queue keeps them in order with other senders.
@@ -233,6 +236,7 @@ final class SocketSession: Sendable {
         state.withLock { state in
             state.joins.held[channel] = nil
             state.joins.floors[channel] = nil
+            if state.joins.isIdle { state.joins = Joins() }
         }
     }
 
