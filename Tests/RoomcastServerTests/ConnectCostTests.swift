@@ -7,9 +7,13 @@ import Testing
 /// What a socket's CONNECT and disconnect ask of Redis, seen by Redis itself (`MONITOR`).
 @Suite("Connect cost: one Redis round trip to connect, one to disconnect", .serialized)
 struct ConnectCostTests {
+    /// A presence lifetime no test outlasts: its refresh (every third of it) would also name the
+    /// user's socket count while the monitor watches.
+    static let environment = ["ROOMCAST_PRESENCE_TTL_MS": "3600000"]
+
     @Test("CONNECT is one script (user, socket count, newest offset) with the SUBSCRIBE beside it; a disconnect is one ZREM and the UNSUBSCRIBE")
     func oneRoundTripEach() async throws {
-        try await TwoNodeCluster.with { cluster in
+        try await TwoNodeCluster.with(environment: Self.environment) { cluster in
             let alice = try await cluster.register("alice")
             let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
             // Loaded beforehand, so that no NOSCRIPT retry is counted.
@@ -31,7 +35,7 @@ struct ConnectCostTests {
 
     @Test("a second socket of the same user on the same node subscribes nothing: only the script")
     func secondSocket() async throws {
-        try await TwoNodeCluster.with { cluster in
+        try await TwoNodeCluster.with(environment: Self.environment) { cluster in
             let alice = try await cluster.register("alice")
             let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
             _ = try await cluster.redis.onEveryServer { try await $0.send(RedisCommand("SCRIPT", "LOAD", RoomcastScripts.userSocketOpen.source)) }
