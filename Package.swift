@@ -143,17 +143,38 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: WebSocket
+
+        /// A generic RFC 6455 server on a plain NIO pipeline behind Hummingbird's HTTP/1.1 server:
+        /// the gateway's socket endpoint and the Autobahn echo both run on it.
+        .target(
+            name: "WebSocketServer",
+            dependencies: [
+                "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Gateway
 
         .target(
             name: "RoomcastServer",
             dependencies: [
                 "APNs",
-                "CZlib",
                 "FCM",
                 "RedisClient",
                 "RoomcastCore",
                 "SocketIO",
+                "WebSocketServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -225,7 +246,7 @@ let package = Package(
         .executableTarget(
             name: "roomcast-autobahn-echo",
             dependencies: [
-                "RoomcastServer",
+                "WebSocketServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -320,9 +341,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "WebSocketServerTests",
+            dependencies: [
+                "WebSocketServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RoomcastServerTests",
             dependencies: [
                 "RoomcastServer",
+                "WebSocketServer",
                 "RoomcastCore",
                 "RoomcastTestSupport",
                 "RedisClient",

@@ -25,7 +25,7 @@ cluster_suites='RedisClusterClientTests|RedisClusterSubscriberTests|ClusterResha
 if [ $# -gt 0 ]; then
     swift test --skip-build "$@"
 else
-    for target in SocketIOTests RedisClientTests RedisClientIntegrationTests RoomcastCoreTests APNsTests FCMTests RoomcastServerTests; do
+    for target in SocketIOTests WebSocketServerTests RedisClientTests RedisClientIntegrationTests RoomcastCoreTests APNsTests FCMTests RoomcastServerTests; do
         swift test --skip-build --filter "^$target\\." --skip "$cluster_suites"
     done
     swift test --skip-build --filter "$cluster_suites"

@@ -3,7 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOWebSocket
-import RoomcastServer
+import WebSocketServer
 
 /// An echo served by Roomcast's WebSocket stack (``WebSocketServerChannel``: the gateway's
 /// upgrade, limits, message reading and frame writing), for Autobahn|Testsuite's fuzzing client.
@@ -24,8 +24,8 @@ struct AutobahnEcho {
     static func main() async throws {
         var host = "127.0.0.1"
         var port = 9001
-        // The gateway's own default unless told otherwise.
-        var maxPayload = SocketSettings().maxPayload
+        // The gateway's own default (`engineio.max_payload`) unless told otherwise.
+        var maxPayload = 1_000_000
         var compression = WebSocketCompression(isEnabled: true, thresholdBytes: 0)
         var arguments = CommandLine.arguments.dropFirst()
         while let flag = arguments.popFirst() {

@@ -3,6 +3,7 @@ import Logging
 import RedisClient
 import RoomcastServer
 import Testing
+import WebSocketServer
 
 @Suite("Gateway settings: file, environment, flags")
 struct GatewaySettingsTests {

@@ -10,6 +10,7 @@ import RedisClient
 import RoomcastCore
 import ServiceLifecycle
 import UnixSignals
+import WebSocketServer
 
 /// One gateway node: the HTTP and WebSocket server and the services it needs, run as one
 /// service group that drains on SIGTERM or SIGINT.
@@ -127,7 +128,9 @@ public struct Gateway: Sendable {
             },
             locate: { await nodeAddresses.address(of: $0) }
         )
-        let socketServer = WebSocketServerChannel.builder(limits: limits, forwarding: forwarding, idleTimeout: .init(settings.httpIdleTimeout)) { head in
+        let socketServer = WebSocketServerChannel.builder(
+            limits: limits, interceptor: { ForwardingHandler(forwarding: forwarding) }, idleTimeout: .init(settings.httpIdleTimeout)
+        ) { head in
             let request = EngineIORequest(target: head.path ?? "/")
             // Anything else falls through to the router, which explains the refusal.
             guard request.isSocketIOPath, request.websocketRefusal == nil else { return nil }

@@ -4,6 +4,7 @@ import Logging
 import RedisClient
 import RoomcastCore
 import SystemPackage
+import WebSocketServer
 
 extension GatewaySettings {
     /// The keys this node reads, for documentation and for flags.

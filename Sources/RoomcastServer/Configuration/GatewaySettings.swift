@@ -1,5 +1,6 @@
 public import Logging
 public import RedisClient
+public import WebSocketServer
 
 /// Everything one gateway node needs to start, validated.
 ///

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import RoomcastCore
+import WebSocketServer
 
 /// Passes a request of an Engine.IO session that another node holds on to that node, and that
 /// node's answer back, byte for byte (see ``SessionForwarding``).
@@ -204,13 +205,8 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// From here on this handler writes raw bytes: the response encoder and the upgrade handler
     /// (which would wait for a request that never comes) leave the pipeline.
     private func detachHTTPServer(context: ChannelHandlerContext) {
-        let sync = context.pipeline.syncOperations
-        if let encoder = try? sync.handler(type: HTTPResponseEncoder.self) { sync.removeHandler(encoder, promise: nil) }
-        if let upgrader = try? sync.handler(type: NIOTypedHTTPServerUpgradeHandler<WebSocketServerChannel.UpgradeResult>.self) {
-            sync.removeHandler(upgrader, promise: nil)
-        }
         // The owner's answer ends the connection (or it relays WebSocket frames): no HTTP clock.
-        HTTPIdleTimeoutHandler.remove(from: sync)
+        context.pipeline.syncOperations.detachHTTPServerHandlers()
     }
 
     /// How long a refused client may go on sending before its connection closes.

@@ -2,6 +2,7 @@ import Hummingbird
 import NIOCore
 import NIOWebSocket
 import SocketIO
+import WebSocketServer
 
 /// Engine.IO over HTTP long-polling (`transport=polling`): the handshake, polls (GET) and sends
 /// (POST). Anything else gets the reference server's error bodies, so a client can tell what is

@@ -2,6 +2,7 @@ import NIOCore
 import NIOWebSocket
 import RoomcastCore
 import SocketIO
+import WebSocketServer
 
 /// A WebSocket connection that starts an Engine.IO session of its own.
 final class EngineIOEndpoint: WebSocketEndpoint {

@@ -4,6 +4,7 @@ import NIOWebSocket
 import RoomcastCore
 import SocketIO
 import Synchronization
+import WebSocketServer
 
 /// Engine.IO v4 for one session, whatever carries it (WebSocket, or long-polling until it
 /// upgrades): the open packet, pings and the connect timeout, on the session's event loop;

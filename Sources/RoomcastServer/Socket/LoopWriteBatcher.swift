@@ -1,6 +1,7 @@
 import Metrics
 import NIOCore
 import Synchronization
+import WebSocketServer
 
 /// Writes the events the node's subscriber forwards to one event loop's sockets in batches,
 /// flushing each socket once per batch.

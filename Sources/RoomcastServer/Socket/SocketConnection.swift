@@ -5,6 +5,7 @@ import NIOWebSocket
 import RoomcastCore
 import SocketIO
 import Synchronization
+import WebSocketServer
 
 /// The Socket.IO side of one connection: packets are handled one at a time, in order, by a task
 /// that runs only while there are packets (an idle connection has no task at all).

@@ -6,6 +6,7 @@ import RedisClient
 import RoomcastCore
 import ServiceLifecycle
 import Synchronization
+import WebSocketServer
 
 /// The node's local index of sockets by channel, and its one Redis subscriber.
 ///

@@ -4,6 +4,7 @@ import NIOWebSocket
 import RoomcastCore
 import SocketIO
 import Synchronization
+import WebSocketServer
 
 /// A frame for one socket in both forms its transports take: the Engine.IO packet text, which
 /// long-polling joins into a response body, and the WebSocket message, framed once (and

@@ -69,7 +69,7 @@ final class KeepAliveUpgradeHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// Answers the upgrade and hands the connection to the WebSocket handlers: the HTTP encoder,
-    /// this handler, the forwarding handler and the request decoder leave the pipeline (the
+    /// this handler, the interceptor, the idle timeout and the request decoder leave the pipeline (the
     /// decoder last: the bytes it holds past the request are WebSocket frames, passed on).
     /// Hummingbird's handlers stay behind the WebSocket handler, which passes them nothing
     /// but the connection's end.
@@ -86,8 +86,7 @@ final class KeepAliveUpgradeHandler: ChannelDuplexHandler, RemovableChannelHandl
                 to: sync, endpoint: upgrade.accepted.makeEndpoint(context.channel), deflate: upgrade.accepted.deflate, limits: limits,
                 position: .after(decoder)
             )
-            if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
-            HTTPIdleTimeoutHandler.remove(from: sync)
+            sync.removeRequestStageHandlers()
             sync.removeHandler(context: context, promise: nil)
             sync.removeHandler(decoder, promise: nil)
         } catch {

@@ -2,7 +2,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import NIOWebSocket
-@testable import RoomcastServer
+@testable import WebSocketServer
 import Testing
 
 private final class RecordingEndpoint: WebSocketEndpoint {

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
-@testable import RoomcastServer
+@testable import WebSocketServer
 import Testing
 
 /// Records what the handler hands to its endpoint.

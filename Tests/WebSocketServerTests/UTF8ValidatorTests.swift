@@ -1,4 +1,4 @@
-@testable import RoomcastServer
+@testable import WebSocketServer
 import Testing
 
 @Suite("UTF8Validator: UTF-8 checked fragment by fragment")

@@ -24,24 +24,33 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
     public let responder: Responder
     private let limits: WebSocketLimits
     private let route: WebSocketRoute
-    /// Requests of sessions that other nodes hold go there; `nil` serves everything here.
-    private let forwarding: SessionForwarding?
+    /// Makes the handler that sees each request before the upgrade handler; `nil` for none.
+    private let interceptor: RequestInterceptor?
     /// How long a connection may wait for a whole request (see ``HTTPIdleTimeoutHandler``).
     private let idleTimeout: TimeAmount
 
+    /// Makes a handler that sees every request of a connection (as `HTTPServerRequestPart`s)
+    /// before the upgrade handler does, and may answer it itself (the gateway passes requests of
+    /// sessions other nodes hold on to them). It leaves the pipeline when the connection becomes
+    /// a WebSocket.
+    public typealias RequestInterceptor = @Sendable () -> any RemovableChannelHandler
+
+    /// The pipeline name of a connection's ``RequestInterceptor`` handler.
+    static let interceptorName = "WebSocketServerChannel.interceptor"
+
     /// A server builder for `Application(server:)`.
     /// - Parameters:
-    ///   - forwarding: where requests of other nodes' Engine.IO sessions go.
+    ///   - interceptor: makes a connection's handler that sees each request first.
     ///   - idleTimeout: how long a connection may go without a whole request in flight: from its
     ///     opening or its last response to the end of its next request.
     public static func builder(
         limits: WebSocketLimits,
-        forwarding: SessionForwarding? = nil,
+        interceptor: RequestInterceptor? = nil,
         idleTimeout: TimeAmount = .seconds(30),
         route: @escaping WebSocketRoute
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            WebSocketServerChannel(responder: responder, limits: limits, route: route, forwarding: forwarding, idleTimeout: idleTimeout)
+            WebSocketServerChannel(responder: responder, limits: limits, route: route, interceptor: interceptor, idleTimeout: idleTimeout)
         }
     }
 
@@ -73,9 +82,9 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
             let result = try sync.configureUpgradableHTTPServerPipeline(configuration: configuration)
             let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try sync.addHandler(HTTPIdleTimeoutHandler(timeout: idleTimeout), position: .after(decoder))
-            if let forwarding {
-                // Before the upgrade handler: a forwarded upgrade is the owner's to answer.
-                try sync.addHandler(ForwardingHandler(forwarding: forwarding), position: .after(decoder))
+            if let interceptor {
+                // Before the upgrade handler: an upgrade it takes is not ours to answer.
+                try sync.addHandler(interceptor(), name: Self.interceptorName, position: .after(decoder))
             }
             return Value(upgradeResult: result, channel: channel)
         }
@@ -99,5 +108,27 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
         } catch {
             logger.debug("connection ended before its first request", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+extension ChannelPipeline.SynchronousOperations {
+    /// Removes the handlers that serve HTTP requests only (the idle timeout and the
+    /// interceptor): the connection is becoming a WebSocket.
+    func removeRequestStageHandlers() {
+        if let interceptor = try? context(name: WebSocketServerChannel.interceptorName) { removeHandler(context: interceptor, promise: nil) }
+        HTTPIdleTimeoutHandler.remove(from: self)
+    }
+}
+
+extension ChannelPipeline.SynchronousOperations {
+    /// Takes out the server's HTTP response encoder, its upgrade handler and its idle timeout:
+    /// for a ``WebSocketServerChannel/RequestInterceptor`` that takes the connection over
+    /// (relaying it to another server) and writes raw bytes from here on.
+    public func detachHTTPServerHandlers() {
+        if let encoder = try? handler(type: HTTPResponseEncoder.self) { removeHandler(encoder, promise: nil) }
+        if let upgrader = try? handler(type: NIOTypedHTTPServerUpgradeHandler<WebSocketServerChannel.UpgradeResult>.self) {
+            removeHandler(upgrader, promise: nil)
+        }
+        HTTPIdleTimeoutHandler.remove(from: self)
     }
 }

@@ -61,8 +61,7 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
             // its request (frames it did not wait to send) then go on to NIO's upgrade handler,
             // which buffers them, and never to this handler, which takes HTTP parts only.
             let sync = channel.pipeline.syncOperations
-            if let forwarding = try? sync.handler(type: ForwardingHandler.self) { sync.removeHandler(forwarding, promise: nil) }
-            HTTPIdleTimeoutHandler.remove(from: sync)
+            sync.removeRequestStageHandlers()
             return headers
         }
     }

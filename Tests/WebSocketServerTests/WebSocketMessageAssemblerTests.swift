@@ -1,6 +1,6 @@
 import NIOCore
 import NIOWebSocket
-@testable import RoomcastServer
+@testable import WebSocketServer
 import Testing
 
 @Suite("WebSocketMessageAssembler: fragments to messages")
