@@ -334,6 +334,7 @@ let package = Package(
             dependencies: [
                 "RoomcastCore",
                 "RedisClient",
+                "SocketIO",
                 "RoomcastTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -40,8 +40,8 @@ public struct CanvasPreview: Sendable, Hashable {
     /// The client event it travels as, in both directions.
     public var eventName: String {
         switch kind {
-        case .drag: "element:drag"
-        case .cursor: "cursor:move"
+        case .drag: ServerEvent.elementDrag.rawValue
+        case .cursor: ServerEvent.cursorMove.rawValue
         }
     }
 

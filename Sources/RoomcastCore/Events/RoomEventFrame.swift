@@ -12,8 +12,14 @@ public struct RoomEventFrame: Sendable {
     /// `"}]`
     public let suffix: ByteBuffer
 
-    /// Encodes `payload` (which must encode as a JSON object) as event `name` with an `offset`
-    /// field to be filled in.
+    /// Encodes `payload` (which must encode as a JSON object) as `event` with an `offset` field
+    /// to be filled in.
+    public init(event: ServerEvent, payload: some Encodable) throws {
+        try self.init(event: event.rawValue, payload: payload)
+    }
+
+    /// Encodes `payload` as an event of any name (``ServerEvent`` names the server's own): its
+    /// name is escaped as JSON.
     public init(event name: String, payload: some Encodable) throws {
         var object = try JSONCoding.encode(payload)
         // `{...}` becomes `{...,"offset":"` — the object is reopened to append one more field.

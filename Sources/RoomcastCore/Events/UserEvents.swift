@@ -15,7 +15,8 @@ public struct UserEvents: Sendable {
 
     /// Publishes event `name` with a payload of its own to each recipient (absolute counts differ
     /// per user), in one pipeline.
-    public func publish(_ name: String, _ payloads: [(UserID, some Encodable)]) async throws(RoomcastError) {
+    public func publish(_ event: ServerEvent, _ payloads: [(UserID, some Encodable)]) async throws(RoomcastError) {
+        let name = event.rawValue
         var frames: [(UserID, ByteBuffer)] = []
         frames.reserveCapacity(payloads.count)
         do {
@@ -29,7 +30,8 @@ public struct UserEvents: Sendable {
     }
 
     /// Publishes event `name` with `payload` to every socket of each user in `recipients`.
-    public func publish(_ name: String, _ payload: some Encodable, to recipients: [UserID]) async throws(RoomcastError) {
+    public func publish(_ event: ServerEvent, _ payload: some Encodable, to recipients: [UserID]) async throws(RoomcastError) {
+        let name = event.rawValue
         let frame: ByteBuffer
         do {
             frame = SocketIOFrame.event(name: name, payload: try JSONCoding.encode(payload))

@@ -16,7 +16,7 @@ public enum RedisKeys {
     /// ms) unless their node refreshes them; its size is checked against `socket.max_per_user`.
     public static func userSockets(_ id: UserID) -> String { "user:{\(id)}:sockets" }
     /// Stream: the user's per-user events as published (field `f`, the frame); an entry id is the
-    /// event's offset. About 200 kept, expiring a day after the last; written by `_user_emit.lua`,
+    /// event's offset. About 200 kept, expiring a day after the last; written by `_emit.lua`,
     /// which derives it from ``userChannel(_:)``.
     public static func userStream(_ id: UserID) -> String { "user:{\(id)}:stream" }
     /// String: the user id owning an email (lowercased); `SET NX` makes emails unique.

@@ -80,9 +80,9 @@ public enum RoomcastScripts {
         return RedisScript(name: name, source: prelude + "\n" + source(name))
     }
 
-    /// Scripts that emit per-user events share `_user_emit.lua`.
+    /// Scripts that emit per-user events write their frames with `_emit.lua`.
     private static func userEventScript(_ name: String) -> RedisScript {
-        RedisScript(name: name, source: source("_user_emit") + "\n" + source(name))
+        RedisScript(name: name, source: source("_emit") + "\n" + source(name))
     }
 
     /// Presence scripts share `_emit.lua` and `_presence.lua`.

@@ -37,6 +37,5 @@ if not is_present(ARGV[5]) then
 end
 redis.call('XADD', KEYS[7], 'MAXLEN', ARGV[10], '*',
     'id', ARGV[6], 'userId', ARGV[5], 'text', ARGV[7], 'createdAt', ARGV[1])
-local offset = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'p', ARGV[8], 's', ARGV[9])
-redis.call('SPUBLISH', KEYS[5], offset .. ' ' .. ARGV[8] .. offset .. ARGV[9])
+local offset = emit_frame_to(KEYS[4], KEYS[5], ARGV[3], ARGV[8], ARGV[9])
 return remember_reply(KEYS[8], { offset, ARGV[11] })

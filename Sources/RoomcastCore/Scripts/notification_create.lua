@@ -27,8 +27,8 @@ if excess > 0 then
 end
 
 local unread = redis.call('SCARD', KEYS[4])
-emit_user(KEYS[6], ARGV[4], '42["notification:new",{"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread .. '}]')
-emit_user(KEYS[6], ARGV[4], '42["badge:updated",{"unreadCount":' .. unread .. '}]')
+emit_user(KEYS[6], ARGV[4], 'notification:new', '"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread)
+emit_user(KEYS[6], ARGV[4], 'badge:updated', '"unreadCount":' .. unread)
 
 local reply = redis.call('HGETALL', KEYS[5])
 table.insert(reply, 1, unread)

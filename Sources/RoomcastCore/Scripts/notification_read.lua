@@ -10,6 +10,6 @@ end
 local removed = redis.call('SREM', KEYS[2], ARGV[1])
 local unread = redis.call('SCARD', KEYS[2])
 if removed == 1 then
-    emit_user(KEYS[3], ARGV[2], '42["badge:updated",{"unreadCount":' .. unread .. '}]')
+    emit_user(KEYS[3], ARGV[2], 'badge:updated', '"unreadCount":' .. unread)
 end
 return { removed, unread }

@@ -5,5 +5,5 @@
 
 local unread = redis.call('SCARD', KEYS[1])
 redis.call('DEL', KEYS[1])
-emit_user(KEYS[2], ARGV[1], '42["badge:updated",{"unreadCount":0}]')
+emit_user(KEYS[2], ARGV[1], 'badge:updated', '"unreadCount":0')
 return unread

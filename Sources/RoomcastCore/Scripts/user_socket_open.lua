@@ -1,7 +1,7 @@
 -- A user's new socket counts against `socket.max_per_user`, over every node. Sockets of a dead
 -- node are not closed by anyone: they expire, since only a live node refreshes its own.
 -- KEYS[1] user:{<userId>}:sockets (sorted set, member socket id, score expiry ms)
--- KEYS[2] user:{<userId>}:stream (the user's event stream, _user_emit.lua)
+-- KEYS[2] user:{<userId>}:stream (the user's event stream, _emit.lua)
 -- KEYS[3] (optional) user:{<userId>} (the user's hash): read in the same call, so that a CONNECT
 -- costs one round trip; a user without one is not counted.
 -- ARGV[1] now (epoch ms), ARGV[2] expiry (epoch ms), ARGV[3] limit, ARGV[4] socket id

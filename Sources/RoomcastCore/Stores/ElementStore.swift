@@ -55,7 +55,7 @@ public struct ElementStore: Sendable {
         let element = try Self.element(outcome.reply, at: 1)
         guard !outcome.isReplay else { return element }
         let counts = try Self.counts(outcome.reply, from: 2)
-        try await UserEvents(redis: redis).publish("element:created:global", counts.map { user, unseen in
+        try await UserEvents(redis: redis).publish(.elementCreatedGlobal, counts.map { user, unseen in
             (user, GlobalElementEvent(roomId: room, elementId: element.id, createdBy: element.createdBy, type: element.type, elementCount: counts.elementCount, unseenCount: unseen))
         })
         return element
@@ -134,7 +134,7 @@ public struct ElementStore: Sendable {
             extraKeys: [RedisKeys.elementReactions(id, in: room), RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
         )
         let counts = try Self.counts(reply, from: 1)
-        try await UserEvents(redis: redis).publish("element:deleted:global", counts.map { recipient, unseen in
+        try await UserEvents(redis: redis).publish(.elementDeletedGlobal, counts.map { recipient, unseen in
             (recipient, GlobalElementEvent(roomId: room, elementId: id, deletedBy: user, elementCount: counts.elementCount, unseenCount: unseen))
         })
         return counts.elementCount
@@ -150,7 +150,7 @@ public struct ElementStore: Sendable {
         )
         // The second value is how many elements went; the count after a clear is 0.
         let counts = try Self.counts(reply, from: 1)
-        try await UserEvents(redis: redis).publish("room:cleared:global", counts.map { recipient, unseen in
+        try await UserEvents(redis: redis).publish(.roomClearedGlobal, counts.map { recipient, unseen in
             (recipient, GlobalElementEvent(roomId: room, clearedBy: user, elementCount: 0, unseenCount: unseen))
         })
         return counts.elementCount

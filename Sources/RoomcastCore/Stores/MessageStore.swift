@@ -34,7 +34,7 @@ public struct MessageStore: Sendable {
         let frame: RoomEventFrame
         let messageJSON: String
         do {
-            frame = try RoomEventFrame(event: "message:new", payload: MessageNewPayload(roomId: roomId, message: message))
+            frame = try RoomEventFrame(event: .messageNew, payload: MessageNewPayload(roomId: roomId, message: message))
             messageJSON = String(buffer: try JSONCoding.encode(message))
         } catch {
             throw RoomcastError(.internalError, "could not encode the message")

@@ -51,7 +51,7 @@ public struct RoomStore: Sendable {
                     + participantIDs.map { RedisCommand("ZADD", RedisKeys.userRooms($0), Int(now.milliseconds), room.id.rawValue) }
             )
         }
-        try await UserEvents(redis: redis).publish("room:created", RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
+        try await UserEvents(redis: redis).publish(.roomCreated, RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
         return room
     }
 
@@ -85,7 +85,7 @@ public struct RoomStore: Sendable {
             let record = RoomRecord(id: id, fields: parts[0].fields, participants: participants, live: live)
         else { throw RoomcastError(.internalError, "unexpected reply from room_rename") }
         guard let room = try await rooms(from: [record]).first else { throw RoomcastError(.internalError, "renamed room vanished") }
-        try await UserEvents(redis: redis).publish("room:updated", RoomPayload(room: room), to: record.participantIDs)
+        try await UserEvents(redis: redis).publish(.roomUpdated, RoomPayload(room: room), to: record.participantIDs)
         return room
     }
 

@@ -2,7 +2,7 @@ import NIOCore
 public import RedisClient
 
 /// A user's event stream read back: the per-user events a node's pub/sub link missed while it
-/// was down, as they were published (`_user_emit.lua`).
+/// was down, as they were published (`_emit.lua`).
 public struct UserEventLog: Sendable {
     private let redis: RedisClient
     /// The most events read back at once.

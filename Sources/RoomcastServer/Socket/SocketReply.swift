@@ -19,7 +19,7 @@ enum SocketReply {
 
     /// `42["error",{"code":...,"message":...,"event":...}]` for a failure without an ack id.
     static func errorEvent(_ error: RoomcastError, event: String?) -> ByteBuffer {
-        SocketIOFrame.event(name: "error", payload: encode(ErrorEvent(code: error.code.rawValue, message: error.message, event: event)))
+        SocketIOFrame.event(name: ServerEvent.error.rawValue, payload: encode(ErrorEvent(code: error.code.rawValue, message: error.message, event: event)))
     }
 
     /// `44{"message":...,"data":{"code":...}}`

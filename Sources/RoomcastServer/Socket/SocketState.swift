@@ -183,7 +183,7 @@ final class SocketState: @unchecked Sendable {
                 // Nobody's presence changed (another device of a present user joined): this
                 // socket alone learns who is there, at the room's current offset.
                 let payload = #"{"roomId":"\#(room)","isActive":\#(presence.activeUserIds != "[]"),"activeUserIds":\#(presence.activeUserIds),"offset":"\#(presence.offset)"}"#
-                session.send(SocketIOFrame.event(name: "room:presence", payload: ByteBuffer(string: payload)))
+                session.send(SocketIOFrame.event(name: ServerEvent.roomPresence.rawValue, payload: ByteBuffer(string: payload)))
             }
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
@@ -192,7 +192,7 @@ final class SocketState: @unchecked Sendable {
             throw error
         }
         // The user's other devices learn that the room was opened (its unseen counts are 0 now).
-        try await services.userEvents.publish("room:seen", RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
+        try await services.userEvents.publish(.roomSeen, RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
         logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
         return recovered
     }
@@ -211,7 +211,7 @@ final class SocketState: @unchecked Sendable {
         var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
         payload.writeImmutableBuffer(snapshot.json)
         payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
-        session.completeJoin(channel, sending: [SocketIOFrame.event(name: "elements:batch", payload: payload)], upTo: StreamOffset(snapshot.offset))
+        session.completeJoin(channel, sending: [SocketIOFrame.event(name: ServerEvent.elementsBatch.rawValue, payload: payload)], upTo: StreamOffset(snapshot.offset))
         if let offset = StreamOffset(snapshot.offset) { services.hub.noteJoined(channel, upTo: offset) }
         return false
     }
