@@ -69,6 +69,11 @@ struct EventContractTests {
                     _ = try await rooms.rename(room, to: "renamed", by: alice.id)
                     try await presence.join(room, user: alice.id, socket: "a1")
                     try await presence.join(room, user: bob.id, socket: "b1")
+                    // Bob's second device changes nobody's presence: a frame for it alone.
+                    let again = try await presence.join(room, user: bob.id, socket: "b2")
+                    let joinerFrame = try #require(again.joinerFrame)
+                    #expect(try Self.events(in: joinerFrame, offset: again.offset) == .roomPresence)
+                    try await presence.leave(room, user: bob.id, socket: "b2")
                     let first = try await elements.create(try ElementStoreTests.note(), by: alice, in: room)
                     let second = try await elements.create(try ElementStoreTests.note(content: "two"), by: bob, in: room)
                     _ = try await elements.apply(first.id, with: try ElementStoreTests.changes(#"{"positionX":1.5,"content":"é \"q\""}"#), by: alice.id, in: room)
@@ -110,19 +115,9 @@ struct EventContractTests {
         let frames = [envelope.frame] + (envelope.listedFrame.map { [$0] } ?? [])
         var events: Set<ServerEvent> = []
         for frame in frames {
-            // An Engine.IO message whose body is a Socket.IO packet, as the nodes send it.
-            guard case .message(let body) = try EngineIOPacket(decoding: frame) else {
-                Issue.record("not an Engine.IO message: \(String(buffer: frame))")
-                continue
-            }
-            let packet = try SocketIOPacket(decoding: body)
-            #expect(packet.kind == .event && packet.namespace == "/" && packet.arguments.count == 1, "\(String(buffer: frame))")
-            let event = try #require(packet.eventName.flatMap(ServerEvent.init(rawValue:)), "\(String(buffer: frame))")
-            let payload = try #require(JSONObjectReader(Array(buffer: packet.arguments[0])), "\(String(buffer: frame))")
+            let event = try Self.events(in: frame, offset: message.channel == room ? offset : nil)
             if message.channel == room {
                 #expect(ServerEvent.roomEvents.contains(event), "\(event) on a room channel")
-                #expect(payload.string("offset") == offset, "\(String(buffer: frame))")
-                #expect(payload.string("roomId") != nil || payload.contains("message"), "\(String(buffer: frame))")
             } else {
                 #expect(users.contains(message.channel))
                 #expect(ServerEvent.userEvents.contains(event), "\(event) on a user channel")
@@ -130,5 +125,22 @@ struct EventContractTests {
             events.insert(event)
         }
         return events
+    }
+
+    /// Decodes `frame` as an Engine.IO message carrying a Socket.IO event of the contract, whose
+    /// payload is a JSON object with `offset` (when given) as its offset member.
+    static func events(in frame: ByteBuffer, offset: String?) throws -> ServerEvent {
+        guard case .message(let body) = try EngineIOPacket(decoding: frame) else {
+            throw FrameError("not an Engine.IO message: \(String(buffer: frame))")
+        }
+        let packet = try SocketIOPacket(decoding: body)
+        #expect(packet.kind == .event && packet.namespace == "/" && packet.arguments.count == 1, "\(String(buffer: frame))")
+        let event = try #require(packet.eventName.flatMap(ServerEvent.init(rawValue:)), "\(String(buffer: frame))")
+        let payload = try #require(JSONObjectReader(Array(buffer: packet.arguments[0])), "\(String(buffer: frame))")
+        if let offset {
+            #expect(payload.string("offset") == offset, "\(String(buffer: frame))")
+            #expect(payload.string("roomId") != nil, "\(String(buffer: frame))")
+        }
+        return event
     }
 }

@@ -13,6 +13,11 @@ local function event_head(event, members)
     return '42["' .. event .. '",{' .. members
 end
 
+-- A whole frame, for one socket (not stored, not published).
+local function event_frame(event, members)
+    return event_head(event, members) .. '}]'
+end
+
 -- Appends a room event given as the frame before (`p`) and after (`s`) its offset, and publishes
 -- `<offset> <frame>`. Returns the offset. For frames encoded by Swift (`RoomEventFrame`).
 local function emit_frame_to(stream_key, channel_key, kept, p, s)
@@ -60,5 +65,5 @@ end
 
 -- Appends and publishes per-user event `event` with the object's `members` (without braces).
 local function emit_user(stream_key, channel, event, members)
-    return emit_user_frame(stream_key, channel, event_head(event, members) .. '}]')
+    return emit_user_frame(stream_key, channel, event_frame(event, members))
 end

@@ -43,6 +43,11 @@ local function close_reads(announced, users)
     end
 end
 
+-- The members of `room:presence {roomId, isActive, activeUserIds}` for `list`, a JSON array.
+local function presence_members(list)
+    return '"roomId":' .. cjson.encode(ARGV[4]) .. ',"isActive":' .. tostring(list ~= '[]') .. ',"activeUserIds":' .. list
+end
+
 -- Emits `room:presence {roomId, isActive, activeUserIds}` when the set of present users differs
 -- from the last one announced (kept in the room hash), so expiries are announced too; users who
 -- are gone get their read position closed.
@@ -55,6 +60,5 @@ local function announce_presence(now)
     end
     close_reads(announced, users)
     redis.call('HSET', KEYS[1], 'presence', list)
-    return emit_to(KEYS[4], KEYS[5], ARGV[3], 'room:presence',
-        '"roomId":' .. cjson.encode(ARGV[4]) .. ',"isActive":' .. tostring(#users > 0) .. ',"activeUserIds":' .. list)
+    return emit_to(KEYS[4], KEYS[5], ARGV[3], 'room:presence', presence_members(list))
 end

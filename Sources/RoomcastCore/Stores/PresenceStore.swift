@@ -1,3 +1,4 @@
+public import NIOCore
 public import RedisClient
 
 /// Who has a room open: one member per socket, kept alive by the node holding the socket and
@@ -27,6 +28,9 @@ public struct PresenceStore: Sendable {
         public var activeUserIds: String
         /// The room stream's last offset.
         public var offset: String
+        /// When the join announced nothing: the `room:presence` frame (at ``offset``) that tells
+        /// the joiner alone who is there, written by the script like every event frame.
+        public var joinerFrame: ByteBuffer?
     }
 
     /// Marks the socket present in the room and resets the user's unseen counts there.
@@ -36,12 +40,12 @@ public struct PresenceStore: Sendable {
             RoomcastScripts.presenceJoin, room: room, [user.rawValue, Self.member(user: user, socket: socket)],
             extraKeys: [RedisKeys.roomUnseenElements(room)]
         )
-        guard case .array(let parts) = reply, parts.count == 3, let event = parts[0].string, let users = parts[1].string,
-            let offset = parts[2].string
+        guard case .array(let parts) = reply, parts.count == 4, let event = parts[0].string, let users = parts[1].string,
+            let offset = parts[2].string, case .bulk(let frame) = parts[3]
         else {
             throw RoomcastError(.internalError, "unexpected reply from presence_join")
         }
-        return Joined(announced: !event.isEmpty, activeUserIds: users, offset: offset)
+        return Joined(announced: !event.isEmpty, activeUserIds: users, offset: offset, joinerFrame: event.isEmpty ? frame : nil)
     }
 
     /// Marks the socket gone from the room.

@@ -179,11 +179,10 @@ final class SocketState: @unchecked Sendable {
             recovered = try await catchUp(room, since: since, channel: channel)
             // After the snapshot, so the joiner gets its own `room:presence` as a live event.
             let presence = try await services.presence.join(room, user: connectedUser.id, socket: session.id)
-            if !presence.announced {
+            if let frame = presence.joinerFrame {
                 // Nobody's presence changed (another device of a present user joined): this
                 // socket alone learns who is there, at the room's current offset.
-                let payload = #"{"roomId":"\#(room)","isActive":\#(presence.activeUserIds != "[]"),"activeUserIds":\#(presence.activeUserIds),"offset":"\#(presence.offset)"}"#
-                session.send(SocketIOFrame.event(name: ServerEvent.roomPresence.rawValue, payload: ByteBuffer(string: payload)))
+                session.send(frame)
             }
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
