@@ -26,6 +26,15 @@ struct ForwardingHandlerTests {
         )
     }
 
+    @Test("the owner's answer is amended after its status line, which may come in pieces")
+    func statusLine() {
+        #expect(ForwardingHandler.endOfFirstLine(ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n")) == 17)
+        #expect(ForwardingHandler.endOfFirstLine(ByteBuffer(string: "HTTP/1.1 200 O")) == nil)
+        var consumed = ByteBuffer(string: "xxHTTP/1.1 400 Bad Request\r\n")
+        consumed.moveReaderIndex(forwardBy: 2)
+        #expect(ForwardingHandler.endOfFirstLine(consumed) == 26)
+    }
+
     @Test("a forwarded upgrade keeps its Connection and Upgrade headers")
     func upgrade() {
         var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/socket.io/?EIO=4&transport=websocket&sid=abc")

@@ -137,16 +137,20 @@ def test_session_ids_name_their_node(api, node1, node2):
 def test_a_session_opened_on_one_node_is_served_through_the_other(api, node1, node2):
     alice, bob = api.register("alice"), api.register("bob")
     sid = open_polling_session(node1, alice.token)
-    # The CONNECT answer, polled through node 2.
-    status, body, _ = http(f"{node2.url}/socket.io/?EIO=4&transport=polling&sid={sid}")
+    # The CONNECT answer, polled through node 2. Node 2 closes the connection after a forwarded
+    # answer, and says so: a proxy that kept it for its next request (nginx's upstream keepalive)
+    # would lose that request, and nginx never retries a POST.
+    status, body, headers = http(f"{node2.url}/socket.io/?EIO=4&transport=polling&sid={sid}")
     assert status == 200, body
+    assert {name.lower(): value for name, value in headers.items()}.get("connection") == "close", headers
     connect = [packet for packet in packets(body) if packet.startswith("40")]
     assert connect and "sid" in json.loads(connect[0][2:]), body
     # An event with an ack sent through node 2, its answer polled through node 1 and node 2.
     room = api.create_room(alice, other=bob)
-    status, body, _ = http(f"{node2.url}/socket.io/?EIO=4&transport=polling&sid={sid}", "POST",
-                           ('421["room:join",' + json.dumps({"roomId": room["id"]}) + "]").encode())
+    status, body, headers = http(f"{node2.url}/socket.io/?EIO=4&transport=polling&sid={sid}", "POST",
+                                 ('421["room:join",' + json.dumps({"roomId": room["id"]}) + "]").encode())
     assert (status, body) == (200, "ok")
+    assert {name.lower(): value for name, value in headers.items()}.get("connection") == "close", headers
     answers = []
     deadline = time.monotonic() + WAIT
     while not any(packet.startswith("431") for packet in answers) and time.monotonic() < deadline:

@@ -10,8 +10,10 @@ import WebSocketServer
 /// Sits right after the HTTP request decoder and looks at each request head; requests of this
 /// node's sessions (and all others) go on to the server unchanged. A forwarded poll or send
 /// goes out with `Connection: close`, and the client connection closes with the owner's answer,
-/// so no later request on it can reach the wrong node. A forwarded WebSocket upgrade turns the
-/// connection into a byte relay for as long as both sides keep it open.
+/// so no later request on it can reach the wrong node; that answer says `Connection: close` to
+/// the client (a proxy that kept the connection for another request would lose it: nginx never
+/// retries a POST). A forwarded WebSocket upgrade turns the connection into a byte relay for as
+/// long as both sides keep it open.
 final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -36,6 +38,10 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let forwarding: SessionForwarding
     private var state = State.serving
     private var request: Request?
+    /// For a forwarded poll or send: the start of the owner's answer, held until its status line
+    /// is complete, after which `Connection: close` is added; nil once passed on (or for an
+    /// upgrade, relayed as it is).
+    private var answerStart: ByteBuffer?
     private var context: ChannelHandlerContext?
 
     init(forwarding: SessionForwarding) {
@@ -96,6 +102,7 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
             return refuse(.payloadTooLarge, context: context)
         }
         request = Request(isUpgrade: isUpgrade, isChunked: isChunked)
+        answerStart = isUpgrade ? nil : context.channel.allocator.buffer(capacity: 0)
         detachHTTPServer(context: context)
         var pending = context.channel.allocator.buffer(capacity: 512)
         Self.writeHead(head, isUpgrade: isUpgrade, forwardedBy: forwarding.nodeID, into: &pending)
@@ -187,7 +194,34 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
     // MARK: Owner to client
 
     fileprivate func receivedFromOwner(_ bytes: ByteBuffer) {
-        context?.write(wrapOutboundOut(bytes), promise: nil)
+        guard let context else { return }
+        guard var start = answerStart else {
+            context.write(wrapOutboundOut(bytes), promise: nil)
+            return
+        }
+        start.writeImmutableBuffer(bytes)
+        guard let lineEnd = Self.endOfFirstLine(start) else {
+            // A status line is a few dozen bytes: an owner sending kilobytes without one is broken.
+            guard start.readableBytes <= Self.maximumStatusLine else { return ownerClosed() }
+            answerStart = start
+            return
+        }
+        answerStart = nil
+        var amended = context.channel.allocator.buffer(capacity: start.readableBytes + 19)
+        amended.writeImmutableBuffer(start.getSlice(at: start.readerIndex, length: lineEnd)!)
+        amended.writeStaticString("Connection: close\r\n")
+        amended.writeImmutableBuffer(start.getSlice(at: start.readerIndex + lineEnd, length: start.readableBytes - lineEnd)!)
+        context.write(wrapOutboundOut(amended), promise: nil)
+    }
+
+    /// The longest status line waited for.
+    static let maximumStatusLine = 8192
+
+    /// How many bytes the first line of `buffer` takes, its CRLF included; nil before its CRLF.
+    static func endOfFirstLine(_ buffer: ByteBuffer) -> Int? {
+        let view = buffer.readableBytesView
+        guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        return newline - view.startIndex + 1
     }
 
     fileprivate func ownerReadComplete() {
