@@ -24,7 +24,7 @@ public final class RedisClient: Service, Sendable {
     // A mutex, not an actor: a lease is a few instructions and must not cost a task hop per command.
     private let pool: Mutex<Pool>
     private let nextWaiterID = Atomic<Int>(0)
-    private let metrics = RedisCommandMetrics()
+    private let metrics: RedisCommandMetrics
     /// Set in cluster mode: the slot map and the masters' pools.
     let router: ClusterRouter?
 
@@ -38,6 +38,7 @@ public final class RedisClient: Service, Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.pool = Mutex(Pool(size: max(configuration.poolSize, 1)))
+        self.metrics = RedisCommandMetrics(prefix: configuration.metricsPrefix)
         if case .cluster(let seeds) = configuration.mode {
             router = ClusterRouter(configuration: configuration, seeds: seeds, eventLoopGroup: eventLoopGroup, logger: logger)
         } else {

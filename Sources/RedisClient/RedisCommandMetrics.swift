@@ -5,22 +5,31 @@ import Synchronization
 /// A client's command metrics by command name, made once per name and kept: a command looks its
 /// instruments up under one lock, with no allocation once the name has been seen.
 ///
-/// - `roomcast_redis_command_duration_seconds{command}` (histogram): from the call until the reply
-///   or the failure, the wait for a connection included.
-/// - `roomcast_redis_command_errors_total{command}`: commands that failed (error reply, timeout,
-///   lost connection).
+/// - `redis_command_duration_seconds{command}` (histogram): from the call until the reply or the
+///   failure, the wait for a connection included.
+/// - `redis_command_errors_total{command}`: commands that failed (error reply, timeout, lost
+///   connection).
+///
+/// Both after ``RedisConfiguration/metricsPrefix``.
 ///
 /// `command` is the command word in lower case (`get`, `publish`), a script's name for
 /// ``RedisClient/evaluate(_:keys:arguments:timeout:)`` (`element_create`), and for a pipeline the
 /// word its commands share or `pipeline`. Past ``maximumNames`` distinct names, others count as
 /// `other`, so a caller sending arbitrary words cannot grow the label set without bound.
 final class RedisCommandMetrics: Sendable {
-    /// The histogram of command durations.
-    static let durationLabel = "roomcast_redis_command_duration_seconds"
-    /// The counter of failed commands.
-    static let errorsLabel = "roomcast_redis_command_errors_total"
+    /// The histogram of command durations, after the prefix.
+    static let durationLabel = "redis_command_duration_seconds"
+    /// The counter of failed commands, after the prefix.
+    static let errorsLabel = "redis_command_errors_total"
     /// The most label values one client makes.
     static let maximumNames = 64
+
+    private let prefix: String
+
+    /// - Parameter prefix: put before every label (``RedisConfiguration/metricsPrefix``).
+    init(prefix: String) {
+        self.prefix = prefix
+    }
 
     /// One command name's instruments.
     struct Instruments: Sendable {
@@ -54,8 +63,8 @@ final class RedisCommandMetrics: Sendable {
             if let known = byName[name] { return known }
             let label = byName.count < Self.maximumNames ? name.lowercased() : "other"
             let made = Instruments(
-                duration: CoreMetrics.Timer(label: Self.durationLabel, dimensions: [("command", label)]),
-                errors: CoreMetrics.Counter(label: Self.errorsLabel, dimensions: [("command", label)])
+                duration: CoreMetrics.Timer(label: prefix + Self.durationLabel, dimensions: [("command", label)]),
+                errors: CoreMetrics.Counter(label: prefix + Self.errorsLabel, dimensions: [("command", label)])
             )
             byName[name] = made
             return made

@@ -26,6 +26,9 @@ public struct RedisConfiguration: Sendable {
     public var healthCheckInterval: Duration = .seconds(5)
     /// Sent with `CLIENT SETNAME` so that `CLIENT LIST` shows who is connected.
     public var clientName: String?
+    /// Put before the client's metric labels (`redis_command_duration_seconds`, …): the
+    /// application's namespace, such as `myapp_`. None by default.
+    public var metricsPrefix: String = ""
 
     /// Creates a configuration for an endpoint.
     public init(endpoint: RedisEndpoint = RedisEndpoint()) {

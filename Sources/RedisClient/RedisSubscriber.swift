@@ -47,8 +47,9 @@ public final class RedisSubscriber: Service, Sendable {
     // subscribe and unsubscribe calls reach Redis in the order they changed the set.
     private let state = Mutex(State())
     private let nextWaiterID = Atomic<Int>(0)
-    /// `roomcast_pubsub_reconnects_total`: connections made again after a lost one.
-    private let reconnects = Counter(label: "roomcast_pubsub_reconnects_total")
+    /// `pubsub_reconnects_total` after ``RedisConfiguration/metricsPrefix``: connections made
+    /// again after a lost one.
+    private let reconnects: Counter
 
     /// Creates a subscriber; it connects once `run()` is running.
     /// - Parameter onEvent: receives messages (on the connection's event loop, so keep it short)
@@ -63,6 +64,7 @@ public final class RedisSubscriber: Service, Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.onEvent = onEvent
+        self.reconnects = Counter(label: configuration.metricsPrefix + "pubsub_reconnects_total")
     }
 
     /// The channels the owner wants, whether or not the connection is up.

@@ -32,6 +32,8 @@ public struct Gateway: Sendable {
         guard let secret = settings.jwtSecret else { return }
         var redisConfiguration = settings.redis
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
+        // The Redis client's metrics in the server's namespace, as every other metric.
+        redisConfiguration.metricsPrefix = "roomcast_"
         let redis = RedisClient(configuration: redisConfiguration, logger: logger.with(label: "redis"))
         let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
         let hub = SocketHub(
