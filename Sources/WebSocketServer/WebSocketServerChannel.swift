@@ -54,8 +54,14 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
+    /// Receive buffers start at 1 KiB (NIO's default is 2 KiB) and may shrink to 64 bytes: a
+    /// channel keeps the buffers it read into for reuse, and most connections here idle, so what
+    /// they keep counts in the memory per connection. Reads of large messages grow them as usual.
+    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536)
+
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
             let upgrader = WebSocketUpgrader(limits: limits, route: route, eventLoop: channel.eventLoop)
             let upgrade = NIOTypedHTTPServerUpgradeConfiguration<UpgradeResult>(
                 upgraders: [upgrader],

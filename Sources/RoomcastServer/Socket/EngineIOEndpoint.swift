@@ -7,7 +7,8 @@ import WebSocketServer
 /// A WebSocket connection that starts an Engine.IO session of its own.
 final class EngineIOEndpoint: WebSocketEndpoint {
     private let services: SocketServices
-    private let upgradeToken: String?
+    /// Handed to the session when the connection opens, and not kept here after.
+    private var upgradeToken: String?
     private var engine: EngineIOSession?
 
     init(services: SocketServices, upgradeToken: String?) {
@@ -18,6 +19,7 @@ final class EngineIOEndpoint: WebSocketEndpoint {
     func opened(_ handler: WebSocketConnectionHandler) {
         let session = SocketSession(id: EngineIOSessionID.make(on: services.nodeID), connection: handler)
         engine = EngineIOSession(session: session, services: services, upgradeToken: upgradeToken, loop: handler.eventLoop, upgrades: [])
+        upgradeToken = nil
     }
 
     func received(_ message: WebSocketDataMessage) {

@@ -35,9 +35,6 @@ final class SocketConnection: Sendable {
 
     let services: SocketServices
     let session: SocketSession
-    /// A token from the upgrade request (`Authorization` header or `token` query), used when the
-    /// CONNECT packet carries none.
-    let upgradeToken: String?
     private let inbox: Mutex<Inbox>
     private let state: SocketState
     /// Made when a line is logged (a connection's few lines): a logger kept per connection,
@@ -47,8 +44,7 @@ final class SocketConnection: Sendable {
     init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
         self.session = session
         self.services = services
-        self.upgradeToken = upgradeToken
-        self.state = SocketState(session: session, services: services)
+        self.state = SocketState(session: session, services: services, upgradeToken: upgradeToken)
         self.inbox = Mutex(Inbox(budget: OutboundBudget(limit: services.settings.inboundQueueBytes)))
     }
 
@@ -228,7 +224,7 @@ final class SocketConnection: Sendable {
         }
         do throws(RoomcastError) {
             let authToken = packet.data.flatMap { try? JSONCoding.decode(ConnectAuth.self, from: $0) }?.token
-            guard let token = authToken ?? upgradeToken else {
+            guard let token = authToken ?? state.upgradeToken else {
                 throw RoomcastError(.unauthorized, "authentication required: send {\"token\": \"<jwt>\"} with CONNECT")
             }
             let verified = try services.tokens.verifyToken(token)

@@ -15,6 +15,9 @@ final class SocketState: @unchecked Sendable {
     let services: SocketServices
     /// The authenticated user once CONNECT succeeded.
     private(set) var user: User?
+    /// A token from the upgrade request (`Authorization` header or `token` query), used when the
+    /// CONNECT packet carries none; dropped once connected (memory per idle socket).
+    private(set) var upgradeToken: String?
     private(set) var rooms: Set<RoomID> = []
     /// Binary frames still to come as attachments of a refused binary packet: they are part
     /// of the refusal already answered, not new input.
@@ -28,9 +31,10 @@ final class SocketState: @unchecked Sendable {
     /// from a timer task, not the packet task.
     private let previews: Mutex<PreviewThrottle<CanvasPreview>>
 
-    init(session: SocketSession, services: SocketServices) {
+    init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
         self.session = session
         self.services = services
+        self.upgradeToken = upgradeToken
         self.eventBudget = TokenBucket(rate: Double(services.settings.eventsPerSecond), burst: services.settings.eventBurst, now: .now)
         let previewRate = services.settings.previewRate
         self.previewBudget = TokenBucket(rate: Double(4 * previewRate), burst: 8 * previewRate, now: .now)
@@ -126,6 +130,7 @@ final class SocketState: @unchecked Sendable {
         // A gap in the user's events (a pub/sub outage) is read back from here.
         services.hub.noteJoined(channel, upTo: opened.offset)
         self.user = opened.user
+        upgradeToken = nil
         session.countConnected()
         // Every held event follows the frame: one no newer than the offset was published just
         // before this socket counted, and is harmless to send (no snapshot holds it). Without an
