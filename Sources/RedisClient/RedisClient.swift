@@ -23,7 +23,6 @@ public final class RedisClient: Service, Sendable {
     private let logger: Logger
     // A mutex, not an actor: a lease is a few instructions and must not cost a task hop per command.
     private let pool: Mutex<Pool>
-    private let nextWaiterID = Atomic<Int>(0)
     private let metrics: RedisCommandMetrics
     /// Set in cluster mode: the slot map and the masters' pools.
     let router: ClusterRouter?
@@ -159,7 +158,7 @@ public final class RedisClient: Service, Sendable {
         case .fail(let error): throw error
         case .wait: break
         }
-        let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
+        let id = DeadlineWaiters<RedisConnection>.newID()
         let eventLoop = eventLoopGroup.any()
         let promise = eventLoop.makePromise(of: RedisConnection.self)
         switch pool.withLock({ $0.lease(waiter: promise, id: id) }) {
@@ -170,16 +169,8 @@ public final class RedisClient: Service, Sendable {
             promise.fail(error)
             throw error
         case .wait:
-            eventLoop.scheduleTask(deadline: deadline) {
-                let (waiter, lastError) = self.pool.withLock { ($0.waiterTimedOut(id: id), $0.lastError) }
-                let reason = lastError.map { " (\($0.message))" } ?? ""
-                waiter?.fail(
-                    RedisError(
-                        .timeout,
-                        "no connection to \(self.configuration.endpoint) for \(name) in time\(reason)",
-                        underlying: lastError?.underlying
-                    )
-                )
+            DeadlineWaiters.expire(id, at: deadline, on: eventLoop, waitingFor: "no connection to \(self.configuration.endpoint) for \(name)") { id in
+                self.pool.withLock { ($0.waiterTimedOut(id: id), $0.lastError) }
             }
             return try await promise.futureResult.redisResult()
         }

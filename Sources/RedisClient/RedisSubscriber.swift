@@ -33,7 +33,7 @@ public final class RedisSubscriber: Service, Sendable {
         /// Set only once the connections are subscribed to everything wanted.
         var links: SubscriberLinks?
         var generation = 0
-        var waiters: [Int: EventLoopPromise<Void>] = [:]
+        var waiters = DeadlineWaiters<Void>()
         var lastError: RedisError?
         var isShutdown = false
     }
@@ -46,7 +46,6 @@ public final class RedisSubscriber: Service, Sendable {
     // A mutex keeps "update the wanted set" and "write the command" one step, so concurrent
     // subscribe and unsubscribe calls reach Redis in the order they changed the set.
     private let state = Mutex(State())
-    private let nextWaiterID = Atomic<Int>(0)
     /// `pubsub_reconnects_total` after ``RedisConfiguration/metricsPrefix``: connections made
     /// again after a lost one.
     private let reconnects: Counter
@@ -122,13 +121,10 @@ public final class RedisSubscriber: Service, Sendable {
 
     /// Registers a caller to be completed once new links are subscribed to everything wanted.
     private func waitForLinks(_ state: inout State, channels: [String], deadline: NIODeadline, eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
         let promise = eventLoop.makePromise(of: Void.self)
-        state.waiters[id] = promise
-        eventLoop.scheduleTask(deadline: deadline) {
-            let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
-            let reason = lastError.map { " (\($0.message))" } ?? ""
-            waiter?.fail(RedisError(.timeout, "not subscribed to \(channels.joined(separator: ", ")) in time\(reason)"))
+        let id = state.waiters.add(promise)
+        DeadlineWaiters.expire(id, at: deadline, on: eventLoop, waitingFor: "not subscribed to \(channels.joined(separator: ", "))") { id in
+            self.state.withLock { ($0.waiters.take(id), $0.lastError) }
         }
         return promise.futureResult
     }
@@ -164,11 +160,8 @@ public final class RedisSubscriber: Service, Sendable {
     public func shutdown() {
         let (links, waiters) = state.withLock { state in
             state.isShutdown = true
-            defer {
-                state.links = nil
-                state.waiters.removeAll()
-            }
-            return (state.links, Array(state.waiters.values))
+            defer { state.links = nil }
+            return (state.links, state.waiters.takeAll())
         }
         for waiter in waiters { waiter.fail(Self.shutdownError) }
         links?.closeAll()
@@ -272,8 +265,7 @@ public final class RedisSubscriber: Service, Sendable {
             let missing = state.wanted.subtracting(snapshot)
             let added = missing.isEmpty ? nil : links.write("SSUBSCRIBE", confirmedAs: "ssubscribe", Array(missing), deadline: deadline, on: eventLoop)
             state.links = links
-            defer { state.waiters.removeAll() }
-            return (Array(state.waiters.values), added, dropped, false)
+            return (state.waiters.takeAll(), added, dropped, false)
         }
         if isShutdown {
             links.closeAll()

@@ -14,7 +14,7 @@ final class ClusterRouter: Sendable {
     private struct State {
         var topology: ClusterTopology?
         var nodes: [RedisEndpoint: RedisClient] = [:]
-        var waiters: [Int: EventLoopPromise<Void>] = [:]
+        var waiters = DeadlineWaiters<Void>()
         var lastError: RedisError?
         var refreshRequested = false
         var nextAny = 0
@@ -38,7 +38,6 @@ final class ClusterRouter: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let state = Mutex(State())
-    private let nextWaiterID = Atomic<Int>(0)
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
@@ -78,11 +77,8 @@ final class ClusterRouter: Sendable {
     func shutdown() {
         let (nodes, waiters) = state.withLock { state in
             state.isShutdown = true
-            defer {
-                state.nodes.removeAll()
-                state.waiters.removeAll()
-            }
-            return (Array(state.nodes.values), Array(state.waiters.values))
+            defer { state.nodes.removeAll() }
+            return (Array(state.nodes.values), state.waiters.takeAll())
         }
         continuation.finish()
         for waiter in waiters { waiter.fail(RedisError(.clientShutdown, "the Redis client was shut down")) }
@@ -322,8 +318,7 @@ final class ClusterRouter: Sendable {
             }
             let gone = state.nodes.keys.filter { !topology.masters.contains($0) }
             let stopped = gone.compactMap { state.nodes.removeValue(forKey: $0) }
-            defer { state.waiters.removeAll() }
-            return (started, stopped, Array(state.waiters.values), changed)
+            return (started, stopped, state.waiters.takeAll(), changed)
         }
         if changed {
             logger.info("Redis Cluster slot map read", metadata: ["masters": "\(topology.masters.map(\.description).joined(separator: ","))", "complete": "\(topology.coversAllSlots)"])
@@ -336,26 +331,22 @@ final class ClusterRouter: Sendable {
     private func waitForTopology(deadline: NIODeadline, for name: String) async throws(RedisError) {
         let eventLoop = eventLoopGroup.any()
         let promise = eventLoop.makePromise(of: Void.self)
-        let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).newValue
-        let ready: RedisError?? = state.withLock { state in
-            if state.isShutdown { return .some(RedisError(.clientShutdown, "the Redis client was shut down")) }
-            if state.topology != nil { return .some(nil) }
-            state.waiters[id] = promise
-            return .none
+        let ready: Result<Void, RedisError>? = state.withLock { state in
+            if state.isShutdown { return .failure(RedisError(.clientShutdown, "the Redis client was shut down")) }
+            if state.topology != nil { return .success(()) }
+            let id = state.waiters.add(promise)
+            DeadlineWaiters.expire(id, at: deadline, on: eventLoop, waitingFor: "no Redis Cluster slot map for \(name)") { id in
+                self.state.withLock { ($0.waiters.take(id), $0.lastError) }
+            }
+            return nil
         }
         switch ready {
-        case .some(nil):
+        case .success:
             promise.succeed()
-            return
-        case .some(.some(let error)):
+        case .failure(let error):
             promise.fail(error)
             throw error
-        case .none:
-            eventLoop.scheduleTask(deadline: deadline) {
-                let (waiter, lastError) = self.state.withLock { ($0.waiters.removeValue(forKey: id), $0.lastError) }
-                let reason = lastError.map { " (\($0.message))" } ?? ""
-                waiter?.fail(RedisError(.timeout, "no Redis Cluster slot map for \(name) in time\(reason)", underlying: lastError?.underlying))
-            }
+        case nil:
             try await promise.futureResult.redisResult()
         }
     }
