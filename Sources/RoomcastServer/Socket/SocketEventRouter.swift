@@ -1,6 +1,7 @@
 import Foundation
 public import NIOCore
 public import RoomcastCore
+import SocketIO
 
 /// Client events by name, each with a typed payload and result.
 ///
@@ -42,6 +43,23 @@ public struct SocketEventRouter: Sendable {
     ) {
         handlers[name] = { json in
             let decoded = try Self.decode(Payload.self, from: json)
+            return { state in try await handler(state, decoded) }
+        }
+    }
+
+    /// Registers event `name` whose payload is read field by field (``FlatPayload``) rather than
+    /// with `JSONDecoder`, and whose handler returns its ack's `data` as JSON: for events sent
+    /// many times a second (canvas previews).
+    mutating func on<Payload: FlatPayload>(
+        _ name: String,
+        flat payload: Payload.Type,
+        json handler: @escaping @Sendable (SocketState, Payload) async throws -> ByteBuffer
+    ) {
+        handlers[name] = { json in
+            guard let object = JSONObjectReader(Array(json.readableBytesView)) else {
+                throw RoomcastError(.invalidPayload, "the payload must be a JSON object with distinct member names")
+            }
+            let decoded = try Payload(reading: object)
             return { state in try await handler(state, decoded) }
         }
     }
@@ -99,5 +117,36 @@ extension SocketEventRouter {
     /// - Throws: what the client would get: `unknown_event` or `invalid_payload`.
     public static func decodeRequest(of name: String, from payload: ByteBuffer) throws(RoomcastError) {
         _ = try events.call(name, payload: payload)
+    }
+}
+
+/// A small, flat event payload read from its JSON object's members directly: no `JSONDecoder`,
+/// whose allocations cost more than the reading for a payload of a few numbers and ids. Unknown
+/// members are ignored, as `Decodable` payloads ignore them.
+protocol FlatPayload: Sendable {
+    /// - Throws: `invalid_payload` naming the first member that is missing or wrong.
+    init(reading object: JSONObjectReader) throws(RoomcastError)
+}
+
+extension JSONObjectReader {
+    /// Member `name` as an identifier of its kind.
+    /// - Throws: `invalid_payload` naming it when missing, not a string or not a valid id.
+    func identifier<Kind>(_ name: String, as type: Identifier<Kind>.Type = Identifier<Kind>.self) throws(RoomcastError) -> Identifier<Kind> {
+        guard let text = string(name) else {
+            throw RoomcastError(.invalidPayload, "\(name): \(contains(name) ? "must be a string" : "is required")")
+        }
+        guard let id = Identifier<Kind>(text) else {
+            throw RoomcastError(.invalidPayload, "\(name): must be 1-64 characters of A-Z, a-z, 0-9, '_' and '-'")
+        }
+        return id
+    }
+
+    /// Member `name` as a number.
+    /// - Throws: `invalid_payload` naming it when missing or not a number.
+    func requiredNumber(_ name: String) throws(RoomcastError) -> Double {
+        guard let value = number(name) else {
+            throw RoomcastError(.invalidPayload, "\(name): \(contains(name) ? "must be a number" : "is required")")
+        }
+        return value
     }
 }
