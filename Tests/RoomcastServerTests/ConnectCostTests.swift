@@ -11,13 +11,19 @@ struct ConnectCostTests {
     /// user's socket count while the monitor watches.
     static let environment = ["ROOMCAST_PRESENCE_TTL_MS": "3600000"]
 
+    /// Registers Alice and returns her with the Redis server holding her keys, the connect
+    /// script loaded on every server beforehand so that no NOSCRIPT retry is counted.
+    private static func alice(in cluster: TwoNodeCluster) async throws -> (user: TestUser, server: RedisServer) {
+        let alice = try await cluster.register("alice")
+        let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
+        _ = try await cluster.redis.onEveryServer { try await $0.send(RedisCommand("SCRIPT", "LOAD", RoomcastScripts.userSocketOpen.source)) }
+        return (alice, server)
+    }
+
     @Test("CONNECT is one script (user, socket count, newest offset) with the SUBSCRIBE beside it; a disconnect is one ZREM and the UNSUBSCRIBE")
     func oneRoundTripEach() async throws {
         try await TwoNodeCluster.with(environment: Self.environment) { cluster in
-            let alice = try await cluster.register("alice")
-            let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
-            // Loaded beforehand, so that no NOSCRIPT retry is counted.
-            _ = try await cluster.redis.onEveryServer { try await $0.send(RedisCommand("SCRIPT", "LOAD", RoomcastScripts.userSocketOpen.source)) }
+            let (alice, server) = try await Self.alice(in: cluster)
             let monitor = try await CommandMonitor(port: server.port)
             defer { monitor.stop() }
 
@@ -36,9 +42,7 @@ struct ConnectCostTests {
     @Test("a second socket of the same user on the same node subscribes nothing: only the script")
     func secondSocket() async throws {
         try await TwoNodeCluster.with(environment: Self.environment) { cluster in
-            let alice = try await cluster.register("alice")
-            let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
-            _ = try await cluster.redis.onEveryServer { try await $0.send(RedisCommand("SCRIPT", "LOAD", RoomcastScripts.userSocketOpen.source)) }
+            let (alice, server) = try await Self.alice(in: cluster)
             let first = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
             let monitor = try await CommandMonitor(port: server.port)
             defer { monitor.stop() }

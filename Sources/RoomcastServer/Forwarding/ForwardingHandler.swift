@@ -207,10 +207,9 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         answerStart = nil
-        var amended = context.channel.allocator.buffer(capacity: start.readableBytes + 19)
-        amended.writeImmutableBuffer(start.getSlice(at: start.readerIndex, length: lineEnd)!)
+        var amended = start.readSlice(length: lineEnd)!
         amended.writeStaticString("Connection: close\r\n")
-        amended.writeImmutableBuffer(start.getSlice(at: start.readerIndex + lineEnd, length: start.readableBytes - lineEnd)!)
+        amended.writeImmutableBuffer(start)
         context.write(wrapOutboundOut(amended), promise: nil)
     }
 

@@ -131,7 +131,7 @@ protocol FlatPayload: Sendable {
 extension JSONObjectReader {
     /// Member `name` as an identifier of its kind.
     /// - Throws: `invalid_payload` naming it when missing, not a string or not a valid id.
-    func identifier<Kind>(_ name: String, as type: Identifier<Kind>.Type = Identifier<Kind>.self) throws(RoomcastError) -> Identifier<Kind> {
+    func identifier<Kind>(_ name: String) throws(RoomcastError) -> Identifier<Kind> {
         guard let text = string(name) else {
             throw RoomcastError(.invalidPayload, "\(name): \(contains(name) ? "must be a string" : "is required")")
         }

@@ -101,10 +101,9 @@ final class SocketHub: Service, Sendable {
         await subscriber.run()
     }
 
-    /// Adds a session to a channel; the future completes once the node is subscribed to it.
-    /// - Parameter offset: the offset the channel's events are current at when the node holds
-    ///   none of its sessions yet (a user channel: read before subscribing); a gap starts there.
-    func add(_ session: SocketSession, as user: UserID, to channel: String, after offset: StreamOffset? = nil, deadline: NIODeadline) -> EventLoopFuture<Void> {
+    /// Adds a session to a channel; the future completes once the node is subscribed to it. Where
+    /// a gap in its events would start is noted once the joiner has read it (``noteJoined(_:upTo:)``).
+    func add(_ session: SocketSession, as user: UserID, to channel: String, deadline: NIODeadline) -> EventLoopFuture<Void> {
         let member = Member(session: session, user: user.rawValue)
         return index.entries.withLock { entries in
             if var entry = entries[channel] {
@@ -113,7 +112,7 @@ final class SocketHub: Service, Sendable {
                 return entry.subscribed
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
-            entries[channel] = Entry(sessions: [ObjectIdentifier(session): member], subscribed: subscribed, lastOffset: offset)
+            entries[channel] = Entry(sessions: [ObjectIdentifier(session): member], subscribed: subscribed, lastOffset: nil)
             GatewayMetrics.channels(of: channel).increment()
             return subscribed
         }

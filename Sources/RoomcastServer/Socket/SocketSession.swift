@@ -67,6 +67,13 @@ final class SocketSession: Sendable {
         var floors: [String: StreamOffset] = [:]
         /// Nothing to check: the fast path of every delivery.
         var isIdle: Bool { held.isEmpty && floors.isEmpty }
+
+        /// Replaces emptied dictionaries, which keep their storage otherwise: memory per idle
+        /// socket once its CONNECT or a join completed.
+        mutating func compact() {
+            if held.isEmpty { held = [:] }
+            if floors.isEmpty { floors = [:] }
+        }
     }
 
     private struct State {
@@ -174,7 +181,7 @@ final class SocketSession: Sendable {
                     if eventOffset <= floor { return .none }
                     // Offsets of a channel increase: nothing older can follow this one.
                     state.joins.floors[channel] = nil
-                    if state.joins.floors.isEmpty { state.joins.floors = [:] }
+                    state.joins.compact()
                 }
             }
             return Self.enqueue(.frame(frame), &state)
@@ -209,8 +216,7 @@ final class SocketSession: Sendable {
         let frames = packets.map(OutboundFrame.init(packet:))
         let action = state.withLock { state -> Action in
             guard let held = state.joins.held.removeValue(forKey: channel) else { return .none }
-            // An emptied dictionary keeps its storage: memory per idle socket after its CONNECT.
-            if state.joins.held.isEmpty { state.joins.held = [:] }
+            state.joins.compact()
             var action = Action.none
             func send(_ frame: OutboundFrame) {
                 // Several frames: only the queue keeps them in order with other senders.
@@ -237,7 +243,7 @@ final class SocketSession: Sendable {
         state.withLock { state in
             state.joins.held[channel] = nil
             state.joins.floors[channel] = nil
-            if state.joins.isIdle { state.joins = Joins() }
+            state.joins.compact()
         }
     }
 

@@ -107,9 +107,8 @@ final class SocketState: @unchecked Sendable {
     ///   `socket.max_per_user` sockets already; `unavailable` when Redis cannot be reached.
     func connect(as user: UserID, sending connectFrame: ByteBuffer) async throws(RoomcastError) {
         let channel = RedisKeys.userChannel(user)
-        let deadline = NIODeadline.now() + .milliseconds(Int64(services.redisTimeout.wholeMilliseconds))
         session.beginJoin(channel)
-        let subscribed = services.hub.add(session, as: user, to: channel, deadline: deadline)
+        let subscribed = services.hub.add(session, as: user, to: channel, deadline: subscriptionDeadline)
         let opened: UserSocketStore.OpenedSocket
         do throws(RoomcastError) {
             guard let found = try await services.presence.open(session.id, of: user, limit: services.settings.maxSocketsPerUser) else {
@@ -125,7 +124,7 @@ final class SocketState: @unchecked Sendable {
         } catch {
             abandon(channel)
             await services.presence.close(session.id, of: user)
-            throw RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
+            throw Self.subscriptionRefused
         }
         // A gap in the user's events (a pub/sub outage) is read back from here.
         services.hub.noteJoined(channel, upTo: opened.offset)
@@ -267,14 +266,19 @@ final class SocketState: @unchecked Sendable {
         var unseenCount: Int
     }
 
-    /// - Parameter offset: for a user channel, the offset its events are current at.
-    private func subscribe(to channel: String, as user: UserID, after offset: StreamOffset? = nil) async throws(RoomcastError) {
-        let deadline = NIODeadline.now() + .milliseconds(Int64(services.redisTimeout.wholeMilliseconds))
+    private func subscribe(to channel: String, as user: UserID) async throws(RoomcastError) {
         do {
-            try await services.hub.add(session, as: user, to: channel, after: offset, deadline: deadline).get()
+            try await services.hub.add(session, as: user, to: channel, deadline: subscriptionDeadline).get()
         } catch {
             services.hub.remove(session, from: channel)
-            throw RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
+            throw Self.subscriptionRefused
         }
     }
+
+    /// When a subscription asked for now must be confirmed by Redis.
+    private var subscriptionDeadline: NIODeadline {
+        NIODeadline.now() + .milliseconds(Int64(services.redisTimeout.wholeMilliseconds))
+    }
+
+    private static let subscriptionRefused = RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
 }
