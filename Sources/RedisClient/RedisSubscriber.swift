@@ -168,25 +168,17 @@ public final class RedisSubscriber: Service, Sendable {
     }
 
     private func maintain() async {
-        var failures = 0
         var wasConnected = false
         let onEvent = self.onEvent
-        while !Task.isCancelled {
-            let links: SubscriberLinks
-            let restored: [String]
-            do {
-                links = try await connect(onPush: { onEvent(.message($0)) })
-                restored = try await resubscribe(links)
-            } catch {
-                failures += 1
+        let reconnection = Reconnection(backoff: configuration.reconnectBackoff, logger: logger, failureMessage: "Redis subscriber cannot connect, retrying")
+        while true {
+            let connected = await reconnection.retry { () throws(RedisError) in
+                let links = try await connect(onPush: { onEvent(.message($0)) })
+                return (links, try await resubscribe(links))
+            } onFailure: { error in
                 state.withLock { $0.lastError = error }
-                if failures == 1 || failures.isMultiple(of: 20) {
-                    logger.warning("Redis subscriber cannot connect, retrying", metadata: ["error": "\(error)", "attempts": "\(failures)"])
-                }
-                try? await Task.sleep(for: configuration.reconnectBackoff.delay(attempt: failures))
-                continue
             }
-            failures = 0
+            guard let ((links, restored), _) = connected else { return }
             if wasConnected {
                 logger.info("Redis subscriber reconnected", metadata: ["channels": "\(restored.count)"])
                 reconnects.increment()
@@ -199,10 +191,9 @@ public final class RedisSubscriber: Service, Sendable {
                 $0.links = nil
                 $0.lastError = error
             }
-            if !Task.isCancelled {
-                logger.warning("Redis subscriber connection lost, reconnecting")
-                onEvent(.connectionLost(error))
-            }
+            if Task.isCancelled { return }
+            logger.warning("Redis subscriber connection lost, reconnecting")
+            onEvent(.connectionLost(error))
         }
     }
 
@@ -216,17 +207,7 @@ public final class RedisSubscriber: Service, Sendable {
             let connection = try await RedisConnection.connect(configuration: configuration, eventLoop: eventLoopGroup.next(), onPush: onPush)
             return SubscriberLinks(generation: generation, topology: nil, connections: [configuration.endpoint: connection])
         }
-        var topology: ClusterTopology?
-        var lastError = RedisError(.connectionFailed, "no seed given")
-        for seed in seeds {
-            do {
-                topology = try await ClusterRouter.readTopology(from: seed, configuration: configuration, eventLoop: eventLoopGroup.next())
-                break
-            } catch {
-                lastError = error
-            }
-        }
-        guard let topology else { throw lastError }
+        let topology = try await ClusterTopology.read(fromAny: seeds, configuration: configuration, eventLoopGroup: eventLoopGroup)
         var connections: [RedisEndpoint: RedisConnection] = [:]
         for master in topology.masters {
             var shard = configuration

@@ -24,7 +24,7 @@ struct InspectOptions: ParsableArguments {
         var configuration = settings.redis
         configuration.clientName = "roomcast-inspect"
         // Reconnect warnings would only repeat what the failure below says.
-        let client = RedisClient(configuration: configuration, logger: Logger(label: "redis") { _ in SwiftLogNoOpLogHandler() })
+        let client = configuration.makeClient(logger: Logger(label: "redis") { _ in SwiftLogNoOpLogHandler() })
         let outcome = await withTaskGroup(of: Void.self) { group -> Result<Report, InspectFailure> in
             group.addTask { await client.run() }
             defer { group.cancelAll() }

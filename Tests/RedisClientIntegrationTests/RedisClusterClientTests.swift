@@ -5,7 +5,7 @@ import RoomcastTestSupport
 import Synchronization
 import Testing
 
-@Suite("RedisClient against a 3-master Redis Cluster", .serialized)
+@Suite("RedisClusterClient against a 3-master Redis Cluster", .serialized)
 struct RedisClusterClientTests {
     @Test("commands go to the master of their slot, a pipeline spans masters, cross-slot commands are refused")
     func routes() async throws {
@@ -77,7 +77,7 @@ struct RedisClusterClientTests {
                 #expect(replies.map(\.string) == keys)
                 // And the map was read again: the moved slots now point at the new master.
                 #expect(try await eventually {
-                    guard let topology = client.router?.topology else { return false }
+                    guard let topology = client.topology else { return false }
                     return topology.slots(of: RedisEndpoint(host: "127.0.0.1", port: to)).count == 5461 + 2000
                         || topology.slots(of: RedisEndpoint(host: "127.0.0.1", port: to)).count == 5462 + 2000
                 })
@@ -105,7 +105,7 @@ struct RedisClusterClientTests {
                 #expect(try await client.send("GET", fresh).string == "new")
                 #expect(try await client.send("GET", key).string == "old")
                 // The map was not changed by ASK.
-                #expect(client.router?.topology?.master(for: HashSlot(key: key))?.port == source)
+                #expect(client.topology?.master(for: HashSlot(key: key))?.port == source)
             }
         }
     }

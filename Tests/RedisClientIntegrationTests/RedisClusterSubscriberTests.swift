@@ -7,7 +7,7 @@ import Testing
 struct RedisClusterSubscriberTests {
     private func withSubscriber(
         _ cluster: RedisCluster,
-        _ body: @Sendable (RedisSubscriber, EventRecorder, RedisClient) async throws -> Void
+        _ body: @Sendable (RedisSubscriber, EventRecorder, any RedisClientProtocol) async throws -> Void
     ) async throws {
         let recorder = EventRecorder()
         let subscriber = RedisSubscriber(configuration: try cluster.configuration()) { recorder.continuation.yield($0) }

@@ -8,7 +8,7 @@ struct RedisSubscriberTests {
     /// Runs a subscriber and a publishing client for `body`.
     private func withSubscriber(
         _ server: RedisServer,
-        _ body: @Sendable (RedisSubscriber, EventRecorder, RedisClient) async throws -> Void
+        _ body: @Sendable (RedisSubscriber, EventRecorder, any RedisClientProtocol) async throws -> Void
     ) async throws {
         var configuration = try testConfiguration(server)
         configuration.clientName = "subscriber"

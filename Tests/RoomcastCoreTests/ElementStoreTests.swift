@@ -20,7 +20,7 @@ struct ElementStoreTests {
         var channel: String { RedisKeys.roomChannel(room) }
     }
 
-    static func fixture(_ redis: RedisClient, maxElements: Int = 5_000) async throws -> Fixture {
+    static func fixture(_ redis: any RedisClientProtocol, maxElements: Int = 5_000) async throws -> Fixture {
         let users = UserStore(redis: redis)
         let alice = try await users.create(username: "alice", passwordHash: "h", displayName: "Alice")
         let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)
@@ -89,30 +89,30 @@ struct ElementStoreTests {
         try published(try await inbox.wait(for: count))
     }
 
-    static func lastStreamID(_ redis: RedisClient, _ room: RoomID) async throws -> String? {
+    static func lastStreamID(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> String? {
         try StreamEntry.entries(try await redis.send("XREVRANGE", RedisKeys.roomStream(room), "+", "-", "COUNT", 1)).first?.id
     }
 
-    static func streamLength(_ redis: RedisClient, _ room: RoomID) async throws -> Int {
+    static func streamLength(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> Int {
         try await redis.send(RedisCommand("XLEN", RedisKeys.roomStream(room)), as: Int.self)
     }
 
-    static func roomFields(_ redis: RedisClient, _ room: RoomID) async throws -> [String: String] {
+    static func roomFields(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> [String: String] {
         try await redis.send("HGETALL", RedisKeys.room(room)).fields
     }
 
     /// `ZRANGE room:{R}:z 0 -1 WITHSCORES` as (id, zIndex) pairs, bottom first.
-    static func zOrder(_ redis: RedisClient, _ room: RoomID) async throws -> [(id: String, z: Int)] {
+    static func zOrder(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> [(id: String, z: Int)] {
         let flat = try await redis.send(RedisCommand("ZRANGE", RedisKeys.roomZOrder(room), 0, -1, "WITHSCORES"), as: [String].self)
         return stride(from: 0, to: flat.count, by: 2).map { (flat[$0], Int(flat[$0 + 1]) ?? -1) }
     }
 
     /// Sets the room's `updatedAt` to 1 so a test can see whether the next step moves it.
-    static func resetUpdatedAt(_ redis: RedisClient, _ room: RoomID) async throws {
+    static func resetUpdatedAt(_ redis: any RedisClientProtocol, _ room: RoomID) async throws {
         _ = try await redis.send("HSET", RedisKeys.room(room), "updatedAt", "1")
     }
 
-    static func updatedAtMoved(_ redis: RedisClient, _ room: RoomID, since start: Int64) async throws -> Bool {
+    static func updatedAtMoved(_ redis: any RedisClientProtocol, _ room: RoomID, since start: Int64) async throws -> Bool {
         let value = try #require(Int64(try await roomFields(redis, room)["updatedAt"] ?? ""))
         return value >= start && value <= Timestamp.now().milliseconds
     }

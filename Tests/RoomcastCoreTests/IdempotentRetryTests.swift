@@ -9,7 +9,7 @@ import Testing
 /// result and changes nothing — no second element, message, event or toggle.
 @Suite("Idempotent retries against a real redis-server")
 struct IdempotentRetryTests {
-    static func streamLength(_ redis: RedisClient, _ room: RoomID) async throws -> Int {
+    static func streamLength(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> Int {
         try Int(redisReply: try await redis.send(RedisCommand("XLEN", RedisKeys.roomStream(room))))
     }
 

@@ -21,7 +21,7 @@ struct MessageStoreTests {
         var room: Room
     }
 
-    static func fixture(_ redis: RedisClient) async throws -> Fixture {
+    static func fixture(_ redis: any RedisClientProtocol) async throws -> Fixture {
         let users = UserStore(redis: redis)
         let alice = try await users.create(username: "alice", passwordHash: "h", displayName: "Alice")
         let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)
@@ -31,7 +31,7 @@ struct MessageStoreTests {
     }
 
     /// The last entry of the room's event stream.
-    static func lastEvent(_ redis: RedisClient, _ room: RoomID) async throws -> StreamEntry {
+    static func lastEvent(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> StreamEntry {
         let reply = try await redis.send("XREVRANGE", RedisKeys.roomStream(room), "+", "-", "COUNT", 1)
         return try #require(try StreamEntry.entries(reply).first)
     }

@@ -13,7 +13,7 @@ struct NavigationTests {
     }
 
     /// Creates accounts named `names`.
-    static func makeUsers(_ redis: RedisClient, _ names: String...) async throws -> [User] {
+    static func makeUsers(_ redis: any RedisClientProtocol, _ names: String...) async throws -> [User] {
         var users: [User] = []
         for name in names {
             users.append(try await UserStore(redis: redis).create(username: name, passwordHash: "h", displayName: name.uppercased()))
@@ -22,7 +22,7 @@ struct NavigationTests {
     }
 
     /// Sets a room's `updatedAt` (epoch ms) directly, as element scripts would.
-    static func setUpdatedAt(_ redis: RedisClient, _ room: Room, _ milliseconds: Int) async throws {
+    static func setUpdatedAt(_ redis: any RedisClientProtocol, _ room: Room, _ milliseconds: Int) async throws {
         _ = try await redis.send("HSET", RedisKeys.room(room.id), "updatedAt", milliseconds)
     }
 
@@ -327,7 +327,7 @@ struct NavigationTests {
     }
 
     /// Writes an account directly with a chosen `createdAt`, as `UserStore.create` would.
-    static func seedUser(_ redis: RedisClient, _ name: String, id: String? = nil, createdAt: Int) async throws -> User {
+    static func seedUser(_ redis: any RedisClientProtocol, _ name: String, id: String? = nil, createdAt: Int) async throws -> User {
         let user = User(id: UserID(id ?? UserID.random().rawValue)!, username: name, createdAt: Timestamp(milliseconds: Int64(createdAt)))
         _ = try await redis.send(
             "HSET", RedisKeys.user(user.id), "id", user.id.rawValue, "username", name, "passwordHash", "h", "createdAt", createdAt

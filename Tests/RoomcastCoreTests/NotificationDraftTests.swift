@@ -121,7 +121,7 @@ struct NotificationDraftTests {
     }
 
     /// Alice (displayed "Alice"), Bob and Carol (no display names) in a room named "Trip", with a note of Alice's.
-    static func reactionFixture(_ redis: RedisClient, roomName: String? = "Trip") async throws -> ReactionFixture {
+    static func reactionFixture(_ redis: any RedisClientProtocol, roomName: String? = "Trip") async throws -> ReactionFixture {
         let users = UserStore(redis: redis)
         let alice = try await users.create(username: "alice", passwordHash: "h", displayName: "Alice")
         let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)

@@ -17,7 +17,7 @@ struct NotificationStoreTests {
         var channel: String { RedisKeys.userChannel(alice.id) }
     }
 
-    static func fixture(_ redis: RedisClient, keptPerUser: Int = 500) async throws -> Fixture {
+    static func fixture(_ redis: any RedisClientProtocol, keptPerUser: Int = 500) async throws -> Fixture {
         let users = UserStore(redis: redis)
         let alice = try await users.create(username: "alice", passwordHash: "h", displayName: "Alice")
         let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)

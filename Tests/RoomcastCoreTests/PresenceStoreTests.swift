@@ -21,7 +21,7 @@ struct PresenceStoreTests {
     }
 
     /// Alice, Bob and Carol share a room; Eve is not in it.
-    static func fixture(_ redis: RedisClient, lifetime: Duration = .seconds(30)) async throws -> Fixture {
+    static func fixture(_ redis: any RedisClientProtocol, lifetime: Duration = .seconds(30)) async throws -> Fixture {
         let users = try await LiveFixture.users(redis, 4, prefix: "p")
         let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id, users[2].id], name: nil)
         return Fixture(alice: users[0], bob: users[1], carol: users[2], eve: users[3], room: room.id, store: PresenceStore(redis: redis, lifetime: lifetime))
@@ -45,7 +45,7 @@ struct PresenceStoreTests {
         return try #require(publication.offset, sourceLocation: sourceLocation)
     }
 
-    static func score(_ redis: RedisClient, _ key: String, _ member: String) async throws -> Int64? {
+    static func score(_ redis: any RedisClientProtocol, _ key: String, _ member: String) async throws -> Int64? {
         let reply = try await redis.send("ZSCORE", key, member)
         return reply.string.flatMap { Double($0) }.map { Int64($0) }
     }

@@ -126,13 +126,13 @@ struct NotificationPushJobTests {
 struct PushOutboxTests {
     static let user = UserID("outbox-user")!
 
-    static func outbox(_ redis: RedisClient) async throws -> PushOutbox {
+    static func outbox(_ redis: any RedisClientProtocol) async throws -> PushOutbox {
         let outbox = PushOutbox(redis: redis)
         try await outbox.prepare()
         return outbox
     }
 
-    static func enqueue(_ redis: RedisClient, _ count: Int, prefix: String = "n") async throws -> [String] {
+    static func enqueue(_ redis: any RedisClientProtocol, _ count: Int, prefix: String = "n") async throws -> [String] {
         try await NotificationFixture.enqueue(redis, count, user: user, token: NotificationFixture.token(1), prefix: prefix)
     }
 

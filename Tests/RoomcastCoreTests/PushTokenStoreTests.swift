@@ -66,7 +66,7 @@ struct PushTokenStoreTests {
         var tokens: PushTokenStore
     }
 
-    static func fixture(_ redis: RedisClient) async throws -> Fixture {
+    static func fixture(_ redis: any RedisClientProtocol) async throws -> Fixture {
         let users = try await LiveFixture.users(redis, 2, prefix: "push")
         return Fixture(alice: users[0], bob: users[1], tokens: PushTokenStore(redis: redis))
     }
@@ -76,12 +76,12 @@ struct PushTokenStoreTests {
     }
 
     /// The stored record of `token` for `user`.
-    static func record(_ redis: RedisClient, _ user: UserID, _ token: String) async throws -> JSONValue? {
+    static func record(_ redis: any RedisClientProtocol, _ user: UserID, _ token: String) async throws -> JSONValue? {
         guard let json = try await redis.send(RedisCommand("HGET", RedisKeys.userPushTokens(user), token), as: String?.self) else { return nil }
         return try JSONValue(json)
     }
 
-    static func owner(_ redis: RedisClient, _ token: String) async throws -> String? {
+    static func owner(_ redis: any RedisClientProtocol, _ token: String) async throws -> String? {
         try await redis.send(RedisCommand("GET", RedisKeys.pushTokenOwner(token)), as: String?.self)
     }
 

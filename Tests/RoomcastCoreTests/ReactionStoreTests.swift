@@ -23,7 +23,7 @@ struct ReactionStoreTests {
     }
 
     /// Alice and Bob share a room with one note of Alice's; Eve is in no room.
-    static func fixture(_ redis: RedisClient) async throws -> Fixture {
+    static func fixture(_ redis: any RedisClientProtocol) async throws -> Fixture {
         let users = UserStore(redis: redis)
         let alice = try await users.create(username: "alice", passwordHash: "h", displayName: "Alice")
         let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)

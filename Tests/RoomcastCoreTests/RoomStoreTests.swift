@@ -12,7 +12,7 @@ struct RoomStoreTests {
     }
 
     /// Creates accounts named `names`.
-    static func makeUsers(_ redis: RedisClient, _ names: String...) async throws -> [User] {
+    static func makeUsers(_ redis: any RedisClientProtocol, _ names: String...) async throws -> [User] {
         var users: [User] = []
         for name in names {
             users.append(try await UserStore(redis: redis).create(username: name, passwordHash: "h", displayName: name.uppercased()))

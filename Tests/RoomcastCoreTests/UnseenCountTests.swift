@@ -23,19 +23,19 @@ struct UnseenCountTests {
     }
 
     /// Alice, Bob and Carol share a room; Eve shares none with them.
-    static func fixture(_ redis: RedisClient) async throws -> Fixture {
+    static func fixture(_ redis: any RedisClientProtocol) async throws -> Fixture {
         let users = try await LiveFixture.users(redis, 4, prefix: "u")
         let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id, users[2].id], name: nil)
         return Fixture(alice: users[0], bob: users[1], carol: users[2], eve: users[3], room: room.id, elements: ElementStore(redis: redis))
     }
 
-    static func unseen(_ redis: RedisClient, _ key: String) async throws -> [String: String] {
+    static func unseen(_ redis: any RedisClientProtocol, _ key: String) async throws -> [String: String] {
         try await LiveFixture.hash(redis, key)
     }
 
     /// Every participant's unseen messages by user id, as their room list shows them (derived
     /// from the room's message sequence and their read positions: no count is stored per user).
-    static func unseenMessages(_ redis: RedisClient, _ f: Fixture) async throws -> [UserID: Int] {
+    static func unseenMessages(_ redis: any RedisClientProtocol, _ f: Fixture) async throws -> [UserID: Int] {
         var counts: [UserID: Int] = [:]
         for user in f.participants {
             counts[user.id] = try await RoomStore(redis: redis).listings(of: user.id).first { $0.room.id == f.room }?.badges.messages

@@ -10,7 +10,7 @@ struct UserSocketStoreTests {
     static let bob = UserID("bob-sockets")!
 
     /// The sockets counted for `user` with their expiries.
-    static func sockets(_ redis: RedisClient, _ user: UserID) async throws -> [String: Int] {
+    static func sockets(_ redis: any RedisClientProtocol, _ user: UserID) async throws -> [String: Int] {
         let flat = try await redis.send(RedisCommand("ZRANGE", RedisKeys.userSockets(user), 0, -1, "WITHSCORES"), as: [String].self)
         return Dictionary(uniqueKeysWithValues: stride(from: 0, to: flat.count, by: 2).map { (flat[$0], Int(flat[$0 + 1])!) })
     }

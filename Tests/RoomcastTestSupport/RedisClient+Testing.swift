@@ -1,13 +1,22 @@
 import Logging
 public import RedisClient
 
-/// Runs `body` with a client whose `run()` is going, then stops it.
+/// Runs `body` with the client `configuration` asks for, its `run()` going, then stops it.
 public func withClient<Result: Sendable>(
     _ configuration: RedisConfiguration,
-    _ body: @Sendable (RedisClient) async throws -> Result
+    _ body: @Sendable (any RedisClientProtocol) async throws -> Result
 ) async throws -> Result {
-    let client = RedisClient(configuration: configuration, logger: Logger(label: "test.redis"))
-    return try await withThrowingTaskGroup(of: Void.self) { group in
+    try await withRunning(configuration.makeClient(logger: Logger(label: "test.redis"))) { client in
+        try await body(client)
+    }
+}
+
+/// Runs `body` with `client`'s `run()` going, then stops it.
+public func withRunning<Client: RedisClientProtocol, Result: Sendable>(
+    _ client: Client,
+    _ body: @Sendable (Client) async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
         defer { group.cancelAll() }
         return try await body(client)
@@ -33,7 +42,7 @@ public func testConfiguration(url: String, poolSize: Int = 2) throws -> RedisCon
 /// Runs `body` with a fresh private `redis-server` and a running client connected to it.
 public func withRedis<Result: Sendable>(
     poolSize: Int = 2,
-    _ body: @Sendable (RedisClient, RedisServer) async throws -> Result
+    _ body: @Sendable (any RedisClientProtocol, RedisServer) async throws -> Result
 ) async throws -> Result {
     try await RedisServer.with { server in
         try await withClient(try testConfiguration(server, poolSize: poolSize)) { client in

@@ -88,7 +88,7 @@ public struct TestRedis: Sendable {
 
     /// Runs `body` once per server with a plain client of that server, for what Redis answers per
     /// server rather than per key: `CLIENT KILL`, `ACL SETUSER`, `KEYS`, `PUBSUB SHARDCHANNELS`.
-    public func onEveryServer<Result: Sendable>(_ body: @Sendable (RedisClient) async throws -> Result) async throws -> [Result] {
+    public func onEveryServer<Result: Sendable>(_ body: @Sendable (any RedisClientProtocol) async throws -> Result) async throws -> [Result] {
         var results: [Result] = []
         for server in servers {
             results.append(try await withClient(try testConfiguration(server), body))
@@ -111,7 +111,7 @@ public struct TestRedis: Sendable {
 /// Runs `body` with a fresh ``TestRedis`` of the selected mode and a running client of it.
 public func withTestRedis<Result: Sendable>(
     poolSize: Int = 2,
-    _ body: @Sendable (RedisClient, TestRedis) async throws -> Result
+    _ body: @Sendable (any RedisClientProtocol, TestRedis) async throws -> Result
 ) async throws -> Result {
     try await TestRedis.with { redis in
         try await withClient(try redis.configuration(poolSize: poolSize)) { client in

@@ -2,10 +2,10 @@ public import RedisClient
 
 /// Relays canvas previews to a room: one `SPUBLISH` on the room's channel, nothing stored.
 public struct CanvasPreviewRelay: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
 
     /// Creates a relay over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
     }
 

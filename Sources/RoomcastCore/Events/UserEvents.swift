@@ -6,10 +6,10 @@ import SocketIO
 /// the recipient's user channel in one script (`user_event_publish.lua`), delivered by whichever
 /// nodes hold that user's sockets. The stream lets a node read back what its pub/sub link missed.
 public struct UserEvents: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
 
     /// Creates a publisher over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
     }
 

@@ -7,12 +7,12 @@ import SocketIO
 ///
 /// Reads only, except that reading the node registry prunes expired nodes from it.
 public struct Inspector: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// Latest room events shown by ``room(_:)``.
     public var recentEvents = 10
 
     /// Creates an inspector over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
     }
 

@@ -4,12 +4,12 @@ public import RedisClient
 /// A user's notifications and badge. The badge is the size of the unread set, so it is exact
 /// however often and however concurrently a notification is marked read.
 public struct NotificationStore: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// Notifications kept per user; the oldest go first.
     public var keptPerUser: Int
 
     /// Creates a store over a client.
-    public init(redis: RedisClient, keptPerUser: Int = 500) {
+    public init(redis: any RedisClientProtocol, keptPerUser: Int = 500) {
         self.redis = redis
         self.keptPerUser = keptPerUser
     }

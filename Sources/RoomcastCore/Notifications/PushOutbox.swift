@@ -6,14 +6,14 @@ public import RedisClient
 /// pending until a worker finishes it, and one left pending (failed send, dead node) is claimed
 /// again after a back-off.
 public struct PushOutbox: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// `ios` or `fcm`.
     public let platform: String
     /// The stream, ``RedisKeys/pushOutbox(for:)``.
     public let stream: String
 
     /// Creates the outbox of `platform`'s jobs over a client.
-    public init(redis: RedisClient, platform: String = PushToken.ios) {
+    public init(redis: any RedisClientProtocol, platform: String = PushToken.ios) {
         self.redis = redis
         self.platform = platform
         stream = RedisKeys.pushOutbox(for: platform)

@@ -5,13 +5,13 @@ public import RedisClient
 /// device signs in to another account, the previous account stops getting its pushes. A token
 /// registered with an ``AppInstallation`` moves only through that installation's registration.
 public struct PushTokenStore: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// Most devices a user keeps (`push.max_devices_per_user`): registering one more drops the
     /// least recently registered, so no account can grow Redis by registering tokens.
     public var maxDevicesPerUser: Int
 
     /// Creates a store over a client.
-    public init(redis: RedisClient, maxDevicesPerUser: Int = 10) {
+    public init(redis: any RedisClientProtocol, maxDevicesPerUser: Int = 10) {
         self.redis = redis
         self.maxDevicesPerUser = maxDevicesPerUser
     }

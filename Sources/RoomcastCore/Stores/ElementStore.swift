@@ -4,7 +4,7 @@ public import RedisClient
 /// Elements on a room's canvas and their z-order; every change is one script that checks,
 /// changes, appends the event to the room stream and publishes it.
 public struct ElementStore: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// Room events kept in each stream (approximate).
     public var eventsKept: Int
     /// Most elements one room may hold.
@@ -13,7 +13,7 @@ public struct ElementStore: Sendable {
     public var maxContentLength: Int
 
     /// Creates a store over a client.
-    public init(redis: RedisClient, eventsKept: Int = 1_000, maxElements: Int = 5_000, maxContentLength: Int = 20_000) {
+    public init(redis: any RedisClientProtocol, eventsKept: Int = 1_000, maxElements: Int = 5_000, maxContentLength: Int = 20_000) {
         self.redis = redis
         self.eventsKept = eventsKept
         self.maxElements = maxElements

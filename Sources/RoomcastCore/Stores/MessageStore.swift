@@ -3,7 +3,7 @@ public import RedisClient
 
 /// Chat messages: stored in the room's message stream and broadcast as `message:new`.
 public struct MessageStore: Sendable {
-    let redis: RedisClient
+    let redis: any RedisClientProtocol
     /// Messages kept per room, `messages.kept_per_room`: exactly, the oldest go first.
     public var messagesKept = 10_000
     /// Room events kept for recovery by offset (approximate).
@@ -12,7 +12,7 @@ public struct MessageStore: Sendable {
     public var maxTextLength = Message.defaultMaximumLength
 
     /// Creates a store over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
     }
 

@@ -6,10 +6,10 @@ public import RedisClient
 /// Two keys in two cluster slots (`node:{<id>}` and `nodes:{registry}`), so every write is a
 /// pipeline of single-key commands, never one script.
 public struct NodeRegistry: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
 
     /// Creates a registry over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
     }
 

@@ -4,14 +4,14 @@ public import RedisClient
 /// Who has a room open: one member per socket, kept alive by the node holding the socket and
 /// expiring on its own when that node dies.
 public struct PresenceStore: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// How long a member stays present without a refresh.
     public var lifetime: Duration
     /// Room events kept per stream (presence changes are room events).
     public var eventsKept: Int
 
     /// Creates a store over a client.
-    public init(redis: RedisClient, lifetime: Duration = .seconds(30), eventsKept: Int = 1_000) {
+    public init(redis: any RedisClientProtocol, lifetime: Duration = .seconds(30), eventsKept: Int = 1_000) {
         self.redis = redis
         self.lifetime = lifetime
         self.eventsKept = eventsKept

@@ -15,10 +15,10 @@ public struct RateLimiter: Sendable {
         }
     }
 
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
 
     /// Creates a limiter over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
     }
 

@@ -3,13 +3,13 @@ public import RedisClient
 
 /// Hearts on elements: one per user per element, toggled atomically.
 public struct ReactionStore: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     private let rooms: RoomStore
     /// Room events kept per stream (approximate).
     public var eventsKept: Int
 
     /// Creates a store over a client.
-    public init(redis: RedisClient, eventsKept: Int = 1_000) {
+    public init(redis: any RedisClientProtocol, eventsKept: Int = 1_000) {
         self.redis = redis
         self.rooms = RoomStore(redis: redis)
         self.eventsKept = eventsKept

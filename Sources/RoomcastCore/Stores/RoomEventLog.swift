@@ -4,12 +4,12 @@ public import RedisClient
 /// A room's event stream read back: what a client that reconnects missed since the last offset
 /// it saw, rebuilt byte for byte as it was published.
 public struct RoomEventLog: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// The most events replayed to one client; further back, a snapshot is cheaper.
     public var maximumReplay: Int
 
     /// Creates a log reader over a client.
-    public init(redis: RedisClient, maximumReplay: Int = 1_000) {
+    public init(redis: any RedisClientProtocol, maximumReplay: Int = 1_000) {
         self.redis = redis
         self.maximumReplay = maximumReplay
     }

@@ -3,11 +3,11 @@ public import RedisClient
 
 /// Rooms and who is in them.
 public struct RoomStore: Sendable {
-    let redis: RedisClient
+    let redis: any RedisClientProtocol
     let users: UserStore
 
     /// Creates a store over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
         self.users = UserStore(redis: redis)
     }

@@ -6,7 +6,7 @@ enum StreamBackfill {
     /// The entries of stream `key` after `offset`, oldest first; `nil` when the stream may no
     /// longer hold every one of them (see ``holdsEverything(after:info:)``) or there are more than
     /// `limit`. A stream that does not exist holds nothing missed.
-    static func entries(of key: String, after offset: StreamOffset, limit: Int, redis: RedisClient) async throws(RoomcastError) -> [RedisReply]? {
+    static func entries(of key: String, after offset: StreamOffset, limit: Int, redis: any RedisClientProtocol) async throws(RoomcastError) -> [RedisReply]? {
         let replies = try await mappingRedisErrors { () throws(RedisError) in
             let replies = try await redis.pipeline([
                 RedisCommand("XRANGE", key, "(\(offset)", "+", "COUNT", limit + 1),

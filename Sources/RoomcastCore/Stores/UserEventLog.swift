@@ -4,12 +4,12 @@ public import RedisClient
 /// A user's event stream read back: the per-user events a node's pub/sub link missed while it
 /// was down, as they were published (`_emit.lua`).
 public struct UserEventLog: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// The most events read back at once.
     public var maximumReplay: Int
 
     /// Creates a log reader over a client.
-    public init(redis: RedisClient, maximumReplay: Int = 1_000) {
+    public init(redis: any RedisClientProtocol, maximumReplay: Int = 1_000) {
         self.redis = redis
         self.maximumReplay = maximumReplay
     }

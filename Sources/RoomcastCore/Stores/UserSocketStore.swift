@@ -5,12 +5,12 @@ public import RedisClient
 /// Like presence, each socket is a member that expires unless the node holding it refreshes it,
 /// so a crashed node's sockets stop counting within one lifetime.
 public struct UserSocketStore: Sendable {
-    private let redis: RedisClient
+    private let redis: any RedisClientProtocol
     /// How long a socket counts without a refresh.
     public var lifetime: Duration
 
     /// Creates a store over a client.
-    public init(redis: RedisClient, lifetime: Duration = .seconds(30)) {
+    public init(redis: any RedisClientProtocol, lifetime: Duration = .seconds(30)) {
         self.redis = redis
         self.lifetime = lifetime
     }

@@ -2,10 +2,10 @@ public import RedisClient
 
 /// Accounts: creation with unique names, lookup by id or name, paging through all of them.
 public struct UserStore: Sendable {
-    let redis: RedisClient
+    let redis: any RedisClientProtocol
 
     /// Creates a store over a client.
-    public init(redis: RedisClient) {
+    public init(redis: any RedisClientProtocol) {
         self.redis = redis
     }
 

@@ -34,7 +34,7 @@ public struct Gateway: Sendable {
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         // The Redis client's metrics in the server's namespace, as every other metric.
         redisConfiguration.metricsPrefix = "roomcast_"
-        let redis = RedisClient(configuration: redisConfiguration, logger: logger.with(label: "redis"))
+        let redis = redisConfiguration.makeClient(logger: logger.with(label: "redis"))
         let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
         let hub = SocketHub(
             redis: redisConfiguration, eventLog: eventLog, userEventLog: UserEventLog(redis: redis), gapReadTimeout: settings.gapReadTimeout,
@@ -179,7 +179,7 @@ public struct Gateway: Sendable {
     /// A push worker per platform whose service is configured; a platform without one leaves its
     /// jobs in its outbox.
     /// - Throws: ``ConfigurationError`` for an unreadable key or a bad endpoint.
-    private func makePushWorkers(redis: RedisClient, tokens: PushTokenStore) throws(ConfigurationError) -> [PushWorker] {
+    private func makePushWorkers(redis: any RedisClientProtocol, tokens: PushTokenStore) throws(ConfigurationError) -> [PushWorker] {
         let senders = [try makeAPNsSender(), try makeFCMSender()].compactMap { $0 }
         return senders.map { platform, sender, requestTimeout in
             PushWorker(

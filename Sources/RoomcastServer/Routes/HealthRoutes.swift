@@ -3,7 +3,7 @@ import RedisClient
 
 /// `GET /healthz` (the process answers) and `GET /readyz` (it can serve: Redis answers).
 struct HealthRoutes {
-    let redis: RedisClient
+    let redis: any RedisClientProtocol
 
     func register(on router: Router<some RequestContext>) {
         router.get("/healthz") { _, _ in

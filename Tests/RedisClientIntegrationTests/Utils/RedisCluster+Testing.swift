@@ -14,8 +14,8 @@ extension RedisCluster {
     }
 
     /// Runs `body` with a running cluster-mode client.
-    nonisolated func withClusterClient<Result: Sendable>(_ body: @Sendable (RedisClient) async throws -> Result) async throws -> Result {
-        try await withClient(try configuration(), body)
+    nonisolated func withClusterClient<Result: Sendable>(_ body: @Sendable (RedisClusterClient) async throws -> Result) async throws -> Result {
+        try await withRunning(RedisClusterClient(configuration: try configuration()), body)
     }
 
     /// What `redis-cli -p port` (no redirection) answers, trimmed.

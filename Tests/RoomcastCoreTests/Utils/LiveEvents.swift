@@ -65,7 +65,7 @@ extension JSONValue {
 /// Users and rooms for the live-room tests.
 enum LiveFixture {
     /// `count` users named `<prefix>0…`.
-    static func users(_ redis: RedisClient, _ count: Int, prefix: String) async throws -> [User] {
+    static func users(_ redis: any RedisClientProtocol, _ count: Int, prefix: String) async throws -> [User] {
         var users: [User] = []
         for index in 0..<count {
             users.append(try await UserStore(redis: redis).create(username: "\(prefix)-user-\(index)", passwordHash: "h", displayName: nil))
@@ -79,16 +79,16 @@ enum LiveFixture {
     }
 
     /// Marks `user` present in `room` by hand, as a node would, until `expiry` (epoch ms).
-    static func seedPresence(_ redis: RedisClient, _ room: RoomID, _ user: UserID, socket: String = "s1", expiry: Int64? = nil) async throws {
+    static func seedPresence(_ redis: any RedisClientProtocol, _ room: RoomID, _ user: UserID, socket: String = "s1", expiry: Int64? = nil) async throws {
         let score = expiry ?? (Timestamp.now().milliseconds + 60_000)
         _ = try await redis.send("ZADD", RedisKeys.roomPresence(room), Int(score), PresenceStore.member(user: user, socket: socket))
     }
 
-    static func hash(_ redis: RedisClient, _ key: String) async throws -> [String: String] {
+    static func hash(_ redis: any RedisClientProtocol, _ key: String) async throws -> [String: String] {
         try await redis.send("HGETALL", key).fields
     }
 
-    static func streamLength(_ redis: RedisClient, _ room: RoomID) async throws -> Int {
+    static func streamLength(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> Int {
         try await redis.send(RedisCommand("XLEN", RedisKeys.roomStream(room)), as: Int.self)
     }
 }

@@ -28,7 +28,7 @@ final class MessageInbox: Sendable {
     /// can outlast: publishes a marker on each of `channels` and waits until every marker is in.
     /// The messages of one channel arrive in the order they were published, so by then whatever
     /// was published on those channels before is in ``received``.
-    func fence(_ redis: RedisClient, on channels: [String], within timeout: Duration = .seconds(30)) async throws {
+    func fence(_ redis: any RedisClientProtocol, on channels: [String], within timeout: Duration = .seconds(30)) async throws {
         var expected: Set<String> = []
         for channel in channels {
             let marker = Self.markerPrefix + UUID().uuidString

@@ -22,7 +22,7 @@ enum NotificationFixture {
 
     /// Publishes a marker on `channel` and waits for it: every message published on `channel`
     /// before (by the work awaited so far) has then arrived. Returns those, parsed.
-    static func settle(_ inbox: MessageInbox, _ redis: RedisClient, on channel: String) async throws -> [Publication] {
+    static func settle(_ inbox: MessageInbox, _ redis: any RedisClientProtocol, on channel: String) async throws -> [Publication] {
         let marker = "settled-\(UUID().uuidString)"
         _ = try await redis.send("SPUBLISH", channel, #"- 42["test:marker",{"marker":"\#(marker)"}]"#)
         let messages = try await inbox.wait { $0.contains { String(buffer: $0.payload).contains(marker) } }
@@ -31,25 +31,25 @@ enum NotificationFixture {
     }
 
     /// The entries of a stream, oldest first.
-    static func stream(_ redis: RedisClient, _ key: String) async throws -> [StreamEntry] {
+    static func stream(_ redis: any RedisClientProtocol, _ key: String) async throws -> [StreamEntry] {
         try StreamEntry.entries(try await redis.send("XRANGE", key, "-", "+"))
     }
 
     /// The members of a sorted set with their scores, lowest first.
-    static func scored(_ redis: RedisClient, _ key: String) async throws -> [(member: String, score: String)] {
+    static func scored(_ redis: any RedisClientProtocol, _ key: String) async throws -> [(member: String, score: String)] {
         let flat = try await redis.send(RedisCommand("ZRANGE", key, 0, -1, "WITHSCORES"), as: [String].self)
         return stride(from: 0, to: flat.count - 1, by: 2).map { (flat[$0], flat[$0 + 1]) }
     }
 
-    static func setMembers(_ redis: RedisClient, _ key: String) async throws -> Set<String> {
+    static func setMembers(_ redis: any RedisClientProtocol, _ key: String) async throws -> Set<String> {
         Set(try await redis.send(RedisCommand("SMEMBERS", key), as: [String].self))
     }
 
-    static func hashKeys(_ redis: RedisClient, _ key: String) async throws -> Set<String> {
+    static func hashKeys(_ redis: any RedisClientProtocol, _ key: String) async throws -> Set<String> {
         Set(try await redis.send(RedisCommand("HKEYS", key), as: [String].self))
     }
 
-    static func exists(_ redis: RedisClient, _ key: String) async throws -> Bool {
+    static func exists(_ redis: any RedisClientProtocol, _ key: String) async throws -> Bool {
         try await redis.send(RedisCommand("EXISTS", key), as: Int.self) == 1
     }
 
@@ -64,7 +64,7 @@ enum NotificationFixture {
     }
 
     /// The consumers of the push workers group and how many jobs each holds.
-    static func consumers(_ redis: RedisClient) async throws -> [String: Int] {
+    static func consumers(_ redis: any RedisClientProtocol) async throws -> [String: Int] {
         let reply = try await redis.send("XINFO", "CONSUMERS", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup)
         guard case .array(let consumers) = reply else { throw FrameError("not an XINFO CONSUMERS reply: \(reply)") }
         var result: [String: Int] = [:]
@@ -86,7 +86,7 @@ enum NotificationFixture {
     }
 
     /// The pending entries of the push workers group: id → (consumer, deliveries).
-    static func pending(_ redis: RedisClient) async throws -> [String: (consumer: String, deliveries: Int)] {
+    static func pending(_ redis: any RedisClientProtocol) async throws -> [String: (consumer: String, deliveries: Int)] {
         let reply = try await redis.send("XPENDING", RedisKeys.pushOutbox, RedisKeys.pushWorkersGroup, "-", "+", 1000)
         guard case .array(let entries) = reply else { throw FrameError("not an XPENDING reply: \(reply)") }
         var result: [String: (consumer: String, deliveries: Int)] = [:]
@@ -100,7 +100,7 @@ enum NotificationFixture {
     }
 
     /// Appends `count` jobs to the outbox by hand, as `notification_create` does; returns their ids.
-    static func enqueue(_ redis: RedisClient, _ count: Int, user: UserID, token: String, prefix: String = "n") async throws -> [String] {
+    static func enqueue(_ redis: any RedisClientProtocol, _ count: Int, user: UserID, token: String, prefix: String = "n") async throws -> [String] {
         var ids: [String] = []
         for index in 0..<count {
             let reply = try await redis.send(

@@ -123,7 +123,7 @@ enum NotificationAPI {
     // MARK: Streams
 
     /// Entries of a stream (`XRANGE key - +`) as id and fields.
-    static func streamEntries(_ redis: RedisClient, _ key: String) async throws -> [(id: String, fields: [String: String])] {
+    static func streamEntries(_ redis: any RedisClientProtocol, _ key: String) async throws -> [(id: String, fields: [String: String])] {
         let reply = try await redis.send("XRANGE", key, "-", "+")
         guard case .array(let entries) = reply else { return [] }
         return entries.compactMap { entry in
@@ -133,13 +133,13 @@ enum NotificationAPI {
     }
 
     /// `XLEN key`.
-    static func length(_ redis: RedisClient, _ key: String) async throws -> Int {
+    static func length(_ redis: any RedisClientProtocol, _ key: String) async throws -> Int {
         guard case .integer(let count) = try await redis.send("XLEN", key) else { return -1 }
         return Int(count)
     }
 
     /// Jobs pending in the push workers' group (`XPENDING` summary count); 0 without the group.
-    static func pendingCount(_ redis: RedisClient, stream: String = outbox) async throws -> Int {
+    static func pendingCount(_ redis: any RedisClientProtocol, stream: String = outbox) async throws -> Int {
         let reply: RedisReply
         do {
             reply = try await redis.send("XPENDING", stream, "push-workers")

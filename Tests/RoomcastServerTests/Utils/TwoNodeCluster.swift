@@ -91,7 +91,7 @@ struct TwoNodeCluster: Sendable {
     }
 
     /// A client of the same Redis, for checking state and pub/sub from outside.
-    func withRedis<Result: Sendable>(_ body: @Sendable (RedisClient) async throws -> Result) async throws -> Result {
+    func withRedis<Result: Sendable>(_ body: @Sendable (any RedisClientProtocol) async throws -> Result) async throws -> Result {
         try await withClient(try redis.configuration(), body)
     }
 }

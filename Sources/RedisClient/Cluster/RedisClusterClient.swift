@@ -1,16 +1,18 @@
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
+public import NIOPosix
+public import ServiceLifecycle
 import Synchronization
 
-/// The cluster half of ``RedisClient``: the slot map, one small pool per master (a standalone
-/// ``RedisClient`` each), and the routing of commands, pipelines and redirections.
+/// A self-healing client for a Redis Cluster: the slot map, a ``RedisClient`` pool per master,
+/// and the routing of commands, pipelines and redirections (`MOVED`, `ASK`).
 ///
 /// The map is read with `CLUSTER SLOTS` from any known node (masters first, then the seeds) when
 /// `run()` starts, after a `MOVED`, a `CLUSTERDOWN` or a lost connection to a master, and every
 /// ``periodicRefreshInterval``, never more than once per ``minimumRefreshInterval``. The periodic
 /// read matters for `SPUBLISH`: a master emptied by a reshard becomes a replica of the new
 /// owner and then serves `SPUBLISH` for that slot itself (to nobody) instead of answering `MOVED`.
-final class ClusterRouter: Sendable {
+public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
     private struct State {
         var topology: ClusterTopology?
         var nodes: [RedisEndpoint: RedisClient] = [:]
@@ -33,24 +35,45 @@ final class ClusterRouter: Sendable {
     /// The slot map is read again this often even when nothing told the client it changed.
     static let periodicRefreshInterval: Duration = .seconds(10)
 
-    private let configuration: RedisConfiguration
+    /// The configuration the client was created with.
+    public let configuration: RedisConfiguration
     private let seeds: [RedisEndpoint]
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let state = Mutex(State())
+    let metrics: RedisCommandMetrics
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
-    init(configuration: RedisConfiguration, seeds: [RedisEndpoint], eventLoopGroup: any EventLoopGroup, logger: Logger) {
+    /// Creates a client for the cluster found through the configuration's seeds; it connects
+    /// once `run()` is running.
+    /// - Precondition: the configuration is a cluster's (see ``RedisConfiguration/makeClient(eventLoopGroup:logger:)``).
+    public init(
+        configuration: RedisConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "redis")
+    ) {
+        guard case .cluster(let seeds) = configuration.mode else {
+            preconditionFailure("a standalone configuration needs RedisClient")
+        }
         self.configuration = configuration
         self.seeds = seeds
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
+        self.metrics = RedisCommandMetrics(prefix: configuration.metricsPrefix)
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
     }
 
-    /// Runs the node pools and the refreshes until cancelled.
-    func run() async {
+    /// Runs the masters' pools and the slot map's refreshes until the task is cancelled or a
+    /// graceful shutdown is requested.
+    public func run() async {
+        await cancelWhenGracefulShutdown {
+            await self.routeUntilCancelled()
+        }
+        shutdown()
+    }
+
+    private func routeUntilCancelled() async {
         requestRefresh()
         let events = self.events
         await withDiscardingTaskGroup { group in
@@ -73,8 +96,8 @@ final class ClusterRouter: Sendable {
         }
     }
 
-    /// Stops every pool and fails callers waiting for the slot map.
-    func shutdown() {
+    /// Stops every pool and fails callers waiting for the slot map; `run()` does this when it ends.
+    public func shutdown() {
         let (nodes, waiters) = state.withLock { state in
             state.isShutdown = true
             defer { state.nodes.removeAll() }
@@ -86,7 +109,7 @@ final class ClusterRouter: Sendable {
     }
 
     /// Open connections over every master's pool.
-    var openConnections: Int {
+    public var openConnections: Int {
         state.withLock { Array($0.nodes.values) }.reduce(0) { $0 + $1.openConnections }
     }
 
@@ -95,15 +118,36 @@ final class ClusterRouter: Sendable {
 
     // MARK: Commands
 
+    public func send(_ command: RedisCommand, timeout: Duration?) async throws(RedisError) -> RedisReply {
+        try await measuredSend(command, timeout: timeout)
+    }
+
+    public func pipeline(_ commands: [RedisCommand], timeout: Duration?) async throws(RedisError) -> [RedisReply] {
+        try await measuredPipeline(commands, timeout: timeout)
+    }
+
+    public func evaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply {
+        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout)
+    }
+
+    /// Every master loads the scripts.
+    public func load(_ scripts: [RedisScript]) async throws(RedisError) {
+        for script in scripts {
+            for reply in try await broadcast(script.loadCommand(), deadline: deadline(nil)) {
+                try script.checkLoaded(reply)
+            }
+        }
+    }
+
     /// Sends one command to the master of its slot, following redirections.
-    func send(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
         let slot = try command.slot()
         return try await send(command, slot: slot, deadline: deadline, redirection: nil)
     }
 
     /// Splits a pipeline by master, sends the parts at once and puts the replies back in order.
     /// A command redirected inside a part is sent again alone, following the redirection.
-    func pipeline(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
+    func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
         var slots: [HashSlot?] = []
         slots.reserveCapacity(commands.count)
         for command in commands { slots.append(try command.slot()) }
@@ -144,7 +188,7 @@ final class ClusterRouter: Sendable {
     }
 
     /// Sends a command to every master (`SCRIPT LOAD`); returns the replies.
-    func broadcast(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
+    private func broadcast(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
         try await waitForTopology(deadline: deadline, for: command.name)
         let nodes = state.withLock { state in state.topology.map { $0.masters.compactMap { state.nodes[$0] } } ?? [] }
         var replies: [RedisReply] = []
@@ -264,45 +308,19 @@ final class ClusterRouter: Sendable {
 
     /// Reads the map until some node answers, then applies it.
     private func refresh() async {
-        var failures = 0
-        while !Task.isCancelled {
-            try? await Task.sleep(for: failures == 0 ? Self.minimumRefreshInterval : configuration.reconnectBackoff.delay(attempt: failures))
+        try? await Task.sleep(for: Self.minimumRefreshInterval)
+        let reconnection = Reconnection(backoff: configuration.reconnectBackoff, logger: logger, failureMessage: "cannot read the Redis Cluster slot map, retrying")
+        let read = await reconnection.retry { () throws(RedisError) in
             // Redirections seen from here on need another refresh after this one.
             let candidates = state.withLock { state in
                 state.refreshRequested = false
                 return (state.topology?.masters ?? []) + seeds
             }
-            var lastError: RedisError?
-            for endpoint in candidates {
-                do {
-                    let topology = try await Self.readTopology(from: endpoint, configuration: configuration, eventLoop: eventLoopGroup.next())
-                    apply(topology)
-                    return
-                } catch {
-                    lastError = error
-                }
-            }
-            failures += 1
-            state.withLock { $0.lastError = lastError }
-            if failures == 1 || failures.isMultiple(of: 20) {
-                logger.warning("cannot read the Redis Cluster slot map, retrying", metadata: ["error": "\(lastError.map { "\($0)" } ?? "no node")", "attempts": "\(failures)"])
-            }
+            return try await ClusterTopology.read(fromAny: candidates, configuration: configuration, eventLoopGroup: eventLoopGroup)
+        } onFailure: { error in
+            state.withLock { $0.lastError = error }
         }
-    }
-
-    /// `CLUSTER SLOTS` from one node, over a connection of its own.
-    static func readTopology(from endpoint: RedisEndpoint, configuration: RedisConfiguration, eventLoop: any EventLoop) async throws(RedisError) -> ClusterTopology {
-        var nodeConfiguration = configuration
-        nodeConfiguration.endpoint = endpoint
-        nodeConfiguration.clientName = nil
-        let connection = try await RedisConnection.connect(configuration: nodeConfiguration, eventLoop: eventLoop)
-        defer { connection.closeSoon() }
-        let reply = try await connection.send(RedisCommand("CLUSTER", "SLOTS"), deadline: .now() + TimeAmount(configuration.commandTimeout))
-        let topology = try ClusterTopology(clusterSlots: reply, answeredBy: endpoint, template: configuration.endpoint)
-        guard !topology.masters.isEmpty else {
-            throw RedisError(.unexpectedReply, "\(endpoint) knows no slot: is the cluster created?")
-        }
-        return topology
+        if let (topology, _) = read { apply(topology) }
     }
 
     private func apply(_ topology: ClusterTopology) {
