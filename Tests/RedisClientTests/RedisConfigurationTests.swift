@@ -54,4 +54,13 @@ struct RedisConfigurationTests {
         #expect(error.map { !$0.message.contains("hunter2") } == true)
         #expect(error?.message.contains("redis-cluster://***@") == true)
     }
+
+    @Test("makeClient gives a redis:// URL a RedisClient and a redis-cluster:// URL a RedisClusterClient")
+    func makeClientFollowsTheMode() throws {
+        let node = try RedisConfiguration(url: "redis://127.0.0.1:6379").makeClient()
+        let cluster = try RedisConfiguration(url: "redis-cluster://127.0.0.1:7000,127.0.0.1:7001").makeClient()
+        #expect(node is RedisClient)
+        #expect(cluster is RedisClusterClient)
+        #expect(cluster.configuration.isCluster)
+    }
 }
