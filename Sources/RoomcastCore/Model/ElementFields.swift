@@ -114,6 +114,9 @@ public struct ElementDraft: Decodable, Sendable, Hashable {
         fields.setDefault("scaleX", "1.0")
         fields.setDefault("scaleY", "1.0")
     }
+
+    /// The element's type (`note`, `photo`, …): required, and checked against ``ElementFields/types``.
+    public var type: String { fields.values.first { $0.name == "type" }?.value ?? "" }
 }
 
 /// The `updates` of `element:update` and the body of `PATCH .../elements/:id`.

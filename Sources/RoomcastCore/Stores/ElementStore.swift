@@ -34,6 +34,12 @@ public struct ElementStore: Sendable {
     /// - Parameter requestId: a client's id for this create: a retry with the same id returns the
     ///   element created the first time and creates nothing.
     public func create(_ draft: ElementDraft, by user: User, in room: RoomID, requestId: RequestID? = nil) async throws(RoomcastError) -> Element {
+        try Self.decodeElement(try await createJSON(draft, by: user, in: room, requestId: requestId))
+    }
+
+    /// ``create(_:by:in:requestId:)`` returning the element's JSON as the script wrote it, which
+    /// the gateway forwards: elements are encoded in one place, `element_json` in `_shared.lua`.
+    public func createJSON(_ draft: ElementDraft, by user: User, in room: RoomID, requestId: RequestID? = nil) async throws(RoomcastError) -> ByteBuffer {
         try draft.fields.checkContent(atMost: maxContentLength)
         let creator: String
         do {
@@ -52,19 +58,24 @@ public struct ElementStore: Sendable {
                     + (requestId.map { [RedisKeys.roomRequest(room, user: user.id, request: $0)] } ?? [])
             )
         )
-        let element = try Self.element(outcome.reply, at: 1)
+        let element = try Self.elementJSON(outcome.reply, at: 1)
         guard !outcome.isReplay else { return element }
         let counts = try Self.counts(outcome.reply, from: 2)
-        try await UserEvents(redis: redis).publish(.elementCreatedGlobal, counts.map { user, unseen in
-            (user, GlobalElementEvent(roomId: room, elementId: element.id, createdBy: element.createdBy, type: element.type, elementCount: counts.elementCount, unseenCount: unseen))
+        try await UserEvents(redis: redis).publish(.elementCreatedGlobal, counts.map { recipient, unseen in
+            (recipient, GlobalElementEvent(roomId: room, elementId: id, createdBy: user.id, type: draft.type, elementCount: counts.elementCount, unseenCount: unseen))
         })
         return element
     }
 
     /// Changes fields; a move also brings the element to front. Emits `element:updated`.
     public func update(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Element {
+        try Self.decodeElement(try await updateJSON(id, with: changes, by: user, in: room))
+    }
+
+    /// ``update(_:with:by:in:)`` returning the element's JSON as the script wrote it.
+    public func updateJSON(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> ByteBuffer {
         let reply = try await runUpdate(id, with: changes, by: user, in: room, answeringElement: true)
-        return try Self.decodeElement(try Self.elementJSON(reply, at: 2))
+        return try Self.elementJSON(reply, at: 2)
     }
 
     /// What an update changed, as the room's `element:updated` tells it.
@@ -203,10 +214,6 @@ public struct ElementStore: Sendable {
             position += 2
         }
         return ParticipantCounts(elementCount: count, unseen: unseen)
-    }
-
-    private static func element(_ reply: RedisReply, at index: Int) throws(RoomcastError) -> Element {
-        try decodeElement(try elementJSON(reply, at: index))
     }
 
     private static func elementJSON(_ reply: RedisReply, at index: Int) throws(RoomcastError) -> ByteBuffer {

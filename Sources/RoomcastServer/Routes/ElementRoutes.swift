@@ -13,20 +13,20 @@ struct ElementRoutes {
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
         router.get("/api/rooms/:roomId/elements") { _, context in
             let user = try context.requireUser()
-            return APIResponse(try await elements.snapshot(of: try Self.room(context), for: user).elements)
+            return JSONAPIResponse(try await elements.snapshot(of: try Self.room(context), for: user).json)
         }
         router.post("/api/rooms/:roomId/elements") { request, context in
             let userID = try context.requireUser()
             let draft = try await request.decodeJSON(as: ElementDraft.self, context: context)
             guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
-            return APIResponse(
-                status: .created, try await elements.create(draft, by: user, in: try Self.room(context), requestId: try Self.requestID(request))
+            return JSONAPIResponse(
+                status: .created, try await elements.createJSON(draft, by: user, in: try Self.room(context), requestId: try Self.requestID(request))
             )
         }
         router.patch("/api/rooms/:roomId/elements/:elementId") { request, context in
             let user = try context.requireUser()
             let changes = try await request.decodeJSON(as: ElementChanges.self, context: context)
-            return APIResponse(try await elements.update(try Self.element(context), with: changes, by: user, in: try Self.room(context)))
+            return JSONAPIResponse(try await elements.updateJSON(try Self.element(context), with: changes, by: user, in: try Self.room(context)))
         }
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle") { request, context in
             let userID = try context.requireUser()

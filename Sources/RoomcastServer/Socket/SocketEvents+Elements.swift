@@ -44,9 +44,7 @@ extension SocketEvents {
         var requestId: RequestID?
     }
 
-    struct ElementResult: Encodable, Sendable { var element: Element }
-
-    /// `{"element": <json>}` around an element's JSON, as ``ElementResult`` encodes it.
+    /// `{"element": <json>}` around an element's JSON as the script wrote it.
     static func elementResult(_ element: ByteBuffer) -> ByteBuffer {
         var result = ByteBuffer(string: #"{"element":"#)
         result.reserveCapacity(minimumWritableBytes: element.readableBytes + 1)
@@ -79,12 +77,11 @@ extension SocketEvents {
 
     /// The canvas events of DESIGN.md §1.
     static func registerElementEvents(on router: inout SocketEventRouter) {
-        router.on("element:create", CreateElementRequest.self) { state, request in
-            let element = try await state.services.elements.create(
+        router.on("element:create", CreateElementRequest.self, json: { state, request in
+            elementResult(try await state.services.elements.createJSON(
                 request.element, by: state.connectedUser, in: request.roomId, requestId: request.requestId
-            )
-            return ElementResult(element: element)
-        }
+            ))
+        })
         // Moves come many a second while dragging: their acks say only what changed, exactly as
         // the room's `element:updated` does, from the script's own text.
         router.on("element:update", UpdateElementRequest.self, json: { state, request in

@@ -78,6 +78,11 @@ enum LiveFixture {
         try JSONValue(String(buffer: try JSONCoding.encode(value)))
     }
 
+    /// `json` read as `type`: for values only the scripts encode (elements), compared decoded.
+    static func decode<Value: Decodable>(_ type: Value.Type, _ json: JSONValue) throws -> Value {
+        try JSONCoding.decode(type, from: try JSONCoding.encode(json))
+    }
+
     /// Marks `user` present in `room` by hand, as a node would, until `expiry` (epoch ms).
     static func seedPresence(_ redis: any RedisClientProtocol, _ room: RoomID, _ user: UserID, socket: String = "s1", expiry: Int64? = nil) async throws {
         let score = expiry ?? (Timestamp.now().milliseconds + 60_000)
