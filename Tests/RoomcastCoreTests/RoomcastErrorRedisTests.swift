@@ -42,11 +42,13 @@ struct RoomcastErrorRedisTests {
     }
 
     @Test(
-        "a Redis starting up or failing over means unavailable, not internal",
+        "a Redis starting up, failing over or resharding means unavailable, not internal",
         arguments: [
             "LOADING Redis is loading the dataset in memory", "CLUSTERDOWN The cluster is down",
             "TRYAGAIN Multiple keys request during rehashing of slot", "MASTERDOWN Link with MASTER is down",
             "OOM command not allowed when used memory > 'maxmemory'.",
+            "MOVED 3999 127.0.0.1:6381", "ASK 3999 127.0.0.1:6381",
+            "ERR Script attempted to access a non local key in a cluster node script: abc, on @user_script:1.",
         ]
     )
     func transientReplies(reply: String) {

@@ -7,7 +7,9 @@ extension RoomcastError {
     /// Scripts report domain refusals as error replies whose first word is a code (`FORBIDDEN`,
     /// `NOT_FOUND`, `CONFLICT`, `INVALID`); connection failures, timeouts and the replies of a
     /// Redis that is starting or failing over (`LOADING`, `CLUSTERDOWN`, `TRYAGAIN`, `MASTERDOWN`)
-    /// mean Redis is unavailable for now, and so does a full one (`OOM`); anything else is internal.
+    /// mean Redis is unavailable for now, and so do a full one (`OOM`), a redirection the cluster
+    /// client gave up following (`MOVED`, `ASK`: the cluster is resharding) and a script stopped
+    /// before its first write because a slot is migrating; anything else is internal.
     public init(_ error: RedisError) {
         switch error.replyPrefix {
         case "FORBIDDEN"?: self.init(.forbidden, Self.text(error))
@@ -15,7 +17,8 @@ extension RoomcastError {
         case "CONFLICT"?: self.init(.conflict, Self.text(error))
         case "INVALID"?: self.init(.invalidPayload, Self.text(error))
         case "LIMIT"?: self.init(.limitExceeded, Self.text(error))
-        case "LOADING"?, "CLUSTERDOWN"?, "TRYAGAIN"?, "MASTERDOWN"?: self.init(.unavailable, "storage is unavailable, retry later")
+        case "LOADING"?, "CLUSTERDOWN"?, "TRYAGAIN"?, "MASTERDOWN"?, "MOVED"?, "ASK"?: self.init(.unavailable, "storage is unavailable, retry later")
+        case "ERR"? where error.message.contains(Self.slotMigrating): self.init(.unavailable, "storage is being resharded, retry later")
         // `maxmemory` reached under `noeviction` (config/redis.conf): writes are refused, reads go on.
         case "OOM"?: self.init(.unavailable, "storage is full, retry later")
         case .some: self.init(.internalError, "the server could not complete the request")
@@ -27,6 +30,10 @@ extension RoomcastError {
             }
         }
     }
+
+    /// What Redis says when a script touches an undeclared key of a migrating slot that is not
+    /// here. The scripts declare their keys so that this comes before any write (`_shared.lua`).
+    static let slotMigrating = "Script attempted to access a non local key"
 
     /// The message after the code word, without the ` script: <sha>, on @user_script:N.` that
     /// Redis appends to errors raised inside a script.

@@ -4,7 +4,7 @@
 -- text) and its `user`, so stats need no other key.
 
 -- A user's current public profile as JSON, from the room's profiles hash
--- (room:{<roomId>}:profiles, KEYS[1] .. ':profiles' in every element script); `fallback` (a copy
+-- (room:{<roomId>}:profiles, declared as KEYS[8] by scripts with an element); `fallback` (a copy
 -- stored with the element or reaction) when the room has none for them.
 local function profile_json(user, fallback)
     local profile = redis.call('HGET', KEYS[1] .. ':profiles', user)

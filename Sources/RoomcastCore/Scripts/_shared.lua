@@ -5,7 +5,15 @@
 --   KEYS[3] z-order sorted set  room:{<roomId>}:z            (member element id, score zIndex)
 --   KEYS[4] room event stream   room:{<roomId>}:stream
 --   KEYS[5] room channel        room:{<roomId>}:events
---   KEYS[6] element hash        room:{<roomId>}:element:<elementId>   (when the script has one)
+--   KEYS[6] element hash        room:{<roomId>}:element:<elementId>   (when the script has one,
+--   KEYS[7] its reactions       room:{<roomId>}:element:<elementId>:reactions   with these two)
+--   KEYS[8] room profiles       room:{<roomId>}:profiles
+-- A script with an element declares every key it touches (RedisKeys.elementScriptKeys), as Redis
+-- requires: on a cluster it checks declared keys before a script runs, but fails a script
+-- halfway, after its first writes, on an undeclared key missing from a migrating slot. Scripts
+-- over all of a room's elements (snapshot, clear) derive element keys from a prefix; they are
+-- safe too, because the channel (KEYS[5]) is never a key: while the room's slot migrates, Redis
+-- finds a declared key missing and refuses every element script up front with TRYAGAIN.
 
 local NUMBER_FIELDS = { positionX = true, positionY = true, width = true, height = true,
     rotation = true, scaleX = true, scaleY = true, duration = true }

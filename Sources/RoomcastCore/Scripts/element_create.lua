@@ -4,17 +4,17 @@
 -- ARGV[5] events kept, ARGV[6] creator's public profile as JSON (stored in the room's profiles
 -- only when the room has none for them: a profile change keeps those current), ARGV[7] most elements per room,
 -- ARGV[8…] field, value, field, value … (validated by the caller; createdAt included)
--- KEYS[7] presence set, KEYS[8] unseen elements hash, KEYS[9] the request key (optional, _request.lua).
+-- KEYS[9] presence set, KEYS[10] unseen elements hash, KEYS[11] the request key (optional, _request.lua).
 -- Every participant who does not have the room open, the creator aside, gets one more unseen element.
 -- Returns { offset, element JSON, elementCount, user, unseen count, user, unseen count … }.
 check_participant(ARGV[1])
-local earlier = earlier_reply(KEYS[9])
+local earlier = earlier_reply(KEYS[11])
 if earlier then return { 'replayed', earlier } end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
     error({ err = 'LIMIT the room has reached its element limit' })
 end
 -- The element references its creator by id; the profile is read from the room's when sent.
-redis.call('HSETNX', KEYS[1] .. ':profiles', ARGV[1], ARGV[6])
+redis.call('HSETNX', KEYS[8], ARGV[1], ARGV[6])
 local fields = { 'id', ARGV[2], 'roomId', ARGV[3], 'createdBy', ARGV[1] }
 for i = 8, #ARGV do
     fields[#fields + 1] = ARGV[i]
@@ -27,4 +27,4 @@ touch(ARGV[4])
 -- A new element has no reactions: the same JSON serves every recipient.
 local element = element_json(KEYS[6], z, nil)
 local offset = emit('element:created', '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element, ARGV[5])
-return remember_reply(KEYS[9], append_all({ offset, element, count }, unseen_counts(KEYS[2], KEYS[7], KEYS[8], ARGV[1], ARGV[4], true)))
+return remember_reply(KEYS[11], append_all({ offset, element, count }, unseen_counts(KEYS[2], KEYS[9], KEYS[10], ARGV[1], ARGV[4], true)))

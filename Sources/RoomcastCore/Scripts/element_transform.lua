@@ -16,7 +16,7 @@ local function members_for(viewer)
     return '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element_json(KEYS[6], z, viewer)
 end
 local offset
-local count, reactors = reaction_stats(KEYS[6] .. ':reactions')
+local count, reactors = reaction_stats(KEYS[7])
 if count == 0 then
     offset = emit('element:transformed', members_for(nil), ARGV[5])
 else

@@ -1,8 +1,7 @@
 -- Adds the user's heart to an element, or removes it if it is there, and emits
 -- `element:reaction:added {elementId, reaction, stats}` or `element:reaction:removed {elementId,
 -- userId, stats}` whose `stats.hasReacted` is right for each recipient.
--- KEYS: the element layout of _shared.lua, KEYS[7] the element's reactions hash, KEYS[8] the request
--- key (optional, _request.lua).
+-- KEYS: the element layout of _shared.lua, KEYS[9] the request key (optional, _request.lua).
 -- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now (epoch ms), ARGV[5] events kept,
 -- ARGV[6] the new reaction as a JSON object without `createdAt` (used when adding; this script
 -- adds `createdAt`)
@@ -44,7 +43,7 @@ local function ms_to_iso(t)
 end
 
 check_participant(ARGV[1])
-local earlier = earlier_reply(KEYS[8])
+local earlier = earlier_reply(KEYS[9])
 if earlier then return { 'replayed', earlier } end
 check_element()
 local action, reaction
@@ -71,4 +70,4 @@ local function members_for(has_reacted)
 end
 local offset = emit_per_user(KEYS[4], KEYS[5], ARGV[5], 'element:reaction:' .. action, ids, members_for)
 local subject = redis.call('HMGET', KEYS[6], 'createdBy', 'type')
-return remember_reply(KEYS[8], { action, reaction, count, top, offset, subject[1] or '', subject[2] or '', redis.call('HGET', KEYS[1], 'name') or '' })
+return remember_reply(KEYS[9], { action, reaction, count, top, offset, subject[1] or '', subject[2] or '', redis.call('HGET', KEYS[1], 'name') or '' })

@@ -142,7 +142,7 @@ public struct ElementStore: Sendable {
         let reply = try await run(
             RoomcastScripts.elementDelete, room: room, element: id,
             [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept],
-            extraKeys: [RedisKeys.elementReactions(id, in: room), RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
+            extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
         )
         let counts = try Self.counts(reply, from: 1)
         try await UserEvents(redis: redis).publish(.elementDeletedGlobal, counts.map { recipient, unseen in
@@ -181,12 +181,7 @@ public struct ElementStore: Sendable {
     private func run(
         _ script: RedisScript, room: RoomID, element: ElementID?, _ arguments: [any RedisArgument], extraKeys: [String] = []
     ) async throws(RoomcastError) -> RedisReply {
-        var keys = [
-            RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomZOrder(room),
-            RedisKeys.roomStream(room), RedisKeys.roomChannel(room),
-        ]
-        if let element { keys.append(RedisKeys.element(element, in: room)) }
-        keys += extraKeys
+        let keys = RedisKeys.elementScriptKeys(room: room, element: element) + extraKeys
         return try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(script, keys: keys, arguments: arguments)
         }

@@ -29,10 +29,7 @@ public struct ReactionStore: Sendable {
         } catch {
             throw RoomcastError(.internalError, "could not encode the reaction")
         }
-        var keys = [
-            RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomZOrder(room), RedisKeys.roomStream(room),
-            RedisKeys.roomChannel(room), RedisKeys.element(element, in: room), RedisKeys.elementReactions(element, in: room),
-        ]
+        var keys = RedisKeys.elementScriptKeys(room: room, element: element)
         if let requestId { keys.append(RedisKeys.roomRequest(room, user: user.id, request: requestId)) }
         let outcome = try MutationReply(try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
