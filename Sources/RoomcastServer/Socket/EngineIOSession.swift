@@ -12,7 +12,6 @@ import WebSocketServer
 final class EngineIOSession {
     let connection: SocketConnection
     var session: SocketSession { connection.session }
-    private let settings: SocketSettings
     private let loop: any EventLoop
     /// Called once when the session ends (to forget a polling session).
     private let onEnd: () -> Void
@@ -28,7 +27,7 @@ final class EngineIOSession {
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
     init(session: SocketSession, services: SocketServices, upgradeToken: String?, loop: any EventLoop, upgrades: [String], onEnd: @escaping () -> Void = {}) {
         self.connection = SocketConnection(session: session, services: services, upgradeToken: upgradeToken)
-        self.settings = services.settings
+        let settings = services.settings
         self.loop = loop
         self.onEnd = onEnd
         self.isPolling = !upgrades.isEmpty

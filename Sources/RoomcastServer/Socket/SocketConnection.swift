@@ -100,6 +100,8 @@ final class SocketConnection: Sendable {
         inbox.withLock { inbox in
             guard !inbox.pending.isEmpty else {
                 inbox.isHandling = false
+                // Give the storage back: most sockets idle between bursts (memory per socket).
+                inbox.pending = []
                 return nil
             }
             let item = inbox.pending.removeFirst()

@@ -24,21 +24,15 @@ final class SocketState: @unchecked Sendable {
     var attachmentsToSkip = 0
     /// The socket's event budget.
     private var eventBudget: TokenBucket
-    /// The budget of canvas previews, apart from other events: 4 × `canvas.preview_hz` a second
-    /// (a drag and a cursor at twice the preview rate), in bursts of twice that.
-    private var previewBudget: TokenBucket
-    /// Previews sent and waiting, per element or cursor. Under a lock: a waiting preview is sent
-    /// from a timer task, not the packet task.
-    private let previews: Mutex<PreviewThrottle<CanvasPreview>>
+    /// Made on the socket's first canvas preview: most sockets never send one, and what they
+    /// would hold counts in the memory per idle socket.
+    private var previewState: SocketPreviews?
 
     init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
         self.session = session
         self.services = services
         self.upgradeToken = upgradeToken
         self.eventBudget = TokenBucket(rate: Double(services.settings.eventsPerSecond), burst: services.settings.eventBurst, now: .now)
-        let previewRate = services.settings.previewRate
-        self.previewBudget = TokenBucket(rate: Double(4 * previewRate), burst: 8 * previewRate, now: .now)
-        self.previews = Mutex(PreviewThrottle(interval: .seconds(1) / previewRate))
     }
 
     /// The node's socket logger with this socket's `socket` and, once connected, `user`: made
@@ -61,7 +55,7 @@ final class SocketState: @unchecked Sendable {
     /// Spends one canvas preview of the socket's preview budget.
     /// - Throws: `rate_limited` when the socket sends previews faster than 4 × `canvas.preview_hz`.
     func admitPreview() throws(RoomcastError) {
-        guard previewBudget.take(now: .now) else {
+        guard previews.admit() else {
             let rate = 4 * services.settings.previewRate
             throw RoomcastError(.rateLimited, "too many previews: at most \(rate) per second; this one was not sent")
         }
@@ -76,19 +70,28 @@ final class SocketState: @unchecked Sendable {
             throw RoomcastError(.forbidden, "join the room before sending previews to it")
         }
         let user = connectedUser.id
-        switch previews.withLock({ $0.offer(preview, key: preview.key, now: .now) }) {
+        let previews = self.previews
+        switch previews.offer(preview) {
         case .sendNow:
             try await services.previews.publish(preview, from: user, socket: session.id)
         case .sendAt(let due):
             let key = preview.key
             Task {
                 try? await Task.sleep(until: due)
-                guard let latest = self.previews.withLock({ $0.takeDue(key, now: .now) }) else { return }
+                guard let latest = previews.takeDue(key) else { return }
                 try? await self.services.previews.publish(latest, from: user, socket: self.session.id)
             }
         case .replaced, .dropped:
             break
         }
+    }
+
+    /// The socket's preview budget and throttle, made on first use.
+    private var previews: SocketPreviews {
+        if let previewState { return previewState }
+        let made = SocketPreviews(rate: services.settings.previewRate)
+        previewState = made
+        return made
     }
 
     /// The connected user; event handlers only run after CONNECT.
@@ -281,4 +284,37 @@ final class SocketState: @unchecked Sendable {
     }
 
     private static let subscriptionRefused = RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
+}
+
+/// A socket's canvas previews: their budget, apart from other events, of 4 × `canvas.preview_hz`
+/// a second (a drag and a cursor at twice the preview rate) in bursts of twice that, and the
+/// previews sent and waiting per element or cursor. Under a lock: a waiting preview is sent from
+/// a timer task, not the packet task.
+private final class SocketPreviews: Sendable {
+    private struct State {
+        var budget: TokenBucket
+        var throttle: PreviewThrottle<CanvasPreview>
+    }
+
+    private let state: Mutex<State>
+
+    init(rate: Int) {
+        state = Mutex(State(
+            budget: TokenBucket(rate: Double(4 * rate), burst: 8 * rate, now: .now),
+            throttle: PreviewThrottle(interval: .seconds(1) / rate)
+        ))
+    }
+
+    /// Spends one preview of the budget; false when it is spent.
+    func admit() -> Bool {
+        state.withLock { $0.budget.take(now: .now) }
+    }
+
+    func offer(_ preview: CanvasPreview) -> PreviewThrottle<CanvasPreview>.Decision {
+        state.withLock { $0.throttle.offer(preview, key: preview.key, now: .now) }
+    }
+
+    func takeDue(_ key: String) -> CanvasPreview? {
+        state.withLock { $0.throttle.takeDue(key, now: .now) }
+    }
 }
