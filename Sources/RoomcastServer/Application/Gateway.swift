@@ -171,10 +171,15 @@ public struct Gateway: Sendable {
         // while mutations under way finish; past the drain timeout what is left is cancelled.
         // After the server, so it is told first (shutdown runs in reverse): polling clients are
         // sent away before the server waits for their pending polls.
-        var group = ServiceGroupConfiguration(services: [app, pollingSessions], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        let watchdog = ShutdownWatchdog(limit: settings.drainTimeout + Self.shutdownMargin, logger: logger)
+        var group = ServiceGroupConfiguration(services: [app, pollingSessions, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = settings.drainTimeout
         try await ServiceGroup(configuration: group).run()
     }
+
+    /// What a shutdown may take beyond the drain timeout (the services stopped after the server)
+    /// before the watchdog ends the process.
+    static let shutdownMargin: Duration = .seconds(15)
 
     /// A push worker per platform whose service is configured; a platform without one leaves its
     /// jobs in its outbox.
