@@ -6,7 +6,7 @@ private let waiterIDs = Atomic<Int>(0)
 
 /// Callers waiting for what their owner completes for all of them at once (a connection, a slot
 /// map, a subscription), each failed with `timeout` at its own deadline if still waiting then:
-/// the one waiter-with-deadline of the pool, the cluster router and the subscriber.
+/// the one waiter-with-deadline of the pool, the cluster client and the subscriber.
 ///
 /// Kept in the owner's locked state and used under the owner's lock; ``expire(_:at:on:waitingFor:take:)``
 /// arms the deadline.

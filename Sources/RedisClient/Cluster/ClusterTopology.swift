@@ -1,6 +1,6 @@
 /// Which master serves each hash slot, as `CLUSTER SLOTS` reported it (and `MOVED` corrected it).
 ///
-/// A plain value: the cluster router keeps one under its lock and replaces or patches it.
+/// A plain value: the cluster client keeps one under its lock and replaces or patches it.
 struct ClusterTopology: Sendable, Equatable {
     /// The masters, in the order `CLUSTER SLOTS` first named them.
     private(set) var masters: [RedisEndpoint] = []
