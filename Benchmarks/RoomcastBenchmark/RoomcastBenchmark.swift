@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 /// `roomcast-bench`: end-to-end load on gateway nodes over loopback, one scenario per run.
 ///
@@ -11,7 +12,25 @@ import Foundation
 /// and memory figures read from `/proc`.
 @main
 struct RoomcastBenchmark {
-    static func main() async throws {
+    static func main() {
+        // Tasks run on NIO's event loops, as in `roomcast` (installed before the first task):
+        // under a saturating load, libdispatch's worker pool on Linux has crashed the load
+        // generator (SIGILL in `_dispatch_workq_monitor_pools`, its check of a worker's
+        // /proc/<tid>/stat).
+        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        Task {
+            do {
+                try await run()
+                exit(0)
+            } catch {
+                print("roomcast-bench: \(error)")
+                exit(1)
+            }
+        }
+        dispatchMain()
+    }
+
+    static func run() async throws {
         let options = Options(CommandLine.arguments.dropFirst())
         guard !options.gateways.isEmpty, let scenario = Scenario(rawValue: options.scenario) else {
             print("""
