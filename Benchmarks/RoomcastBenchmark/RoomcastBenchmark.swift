@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOPosix
 
 /// `roomcast-bench`: end-to-end load on gateway nodes over loopback, one scenario per run.
