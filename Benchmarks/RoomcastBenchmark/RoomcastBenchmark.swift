@@ -17,7 +17,9 @@ struct RoomcastBenchmark {
         // Tasks run on NIO's event loops, as in `roomcast` (installed before the first task):
         // under a saturating load, libdispatch's worker pool on Linux has crashed the load
         // generator (SIGILL in `_dispatch_workq_monitor_pools`, its check of a worker's
-        // /proc/<tid>/stat).
+        // /proc/<tid>/stat). Twice as many loops as cores: the threads the generator had before,
+        // a cooperative pool and the loops, so its capacity and the figures stay comparable.
+        NIOSingletons.groupLoopCountSuggestion = 2 * System.coreCount
         _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
             do {
