@@ -54,10 +54,12 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
-    /// Receive buffers start at 1 KiB (NIO's default is 2 KiB) and may shrink to 64 bytes: a
-    /// channel keeps the buffers it read into for reuse, and most connections here idle, so what
-    /// they keep counts in the memory per connection. Reads of large messages grow them as usual.
-    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536)
+    /// A channel keeps the buffers it read into for reuse (NIO's pool, up to one per read of a
+    /// loop turn) and never shrinks them, and most connections here idle, so what they keep is
+    /// memory per connection: buffers start at 512 bytes (NIO's default is 2 KiB) and grow to
+    /// 8 KiB at most (NIO's default 64 KiB), so a client that once sent a large message holds
+    /// 8 KiB per buffer, not 64. A larger message takes more reads.
+    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 8192)
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
