@@ -1,15 +1,16 @@
 public import NIOCore
 public import NIOWebSocket
 
-/// The WebSocket protocol of one upgraded connection, as a plain NIO handler: control frames,
-/// the close handshake, reassembly and validation, and writes of frames already encoded.
+/// The WebSocket protocol of one upgraded connection, as a plain NIO handler, the only one in
+/// its pipeline: frames from the bytes read, control frames, the close handshake, reassembly
+/// and validation, and writes of frames already encoded.
 ///
 /// Why not hummingbird-websocket here: its per-connection tasks, async streams and buffers cost
 /// about 25 KiB per idle connection, and every frame sent to a socket went through a task hop
 /// of its own. Here an idle connection is its channel and this handler, and a fan-out writes the
 /// same frame bytes to each channel from its event loop.
 public final class WebSocketConnectionHandler: ChannelInboundHandler {
-    public typealias InboundIn = WebSocketFrame
+    public typealias InboundIn = ByteBuffer
     public typealias OutboundOut = ByteBuffer
 
     /// How long the server waits for the client's close frame after sending its own.
@@ -23,6 +24,7 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     }
 
     private let endpoint: any WebSocketEndpoint
+    private var parser: WebSocketFrameParser
     private var assembler: WebSocketMessageAssembler
     /// permessage-deflate, when the upgrade negotiated it.
     private let deflate: PerMessageDeflate?
@@ -34,6 +36,8 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     /// client is too slow and is closed.
     private var unread: OutboundBudget
     private var state = State.open
+    /// False once the bytes stopped making frames (a refused frame) or the connection closed.
+    private var isReadingFrames = true
     private var context: ChannelHandlerContext?
 
     /// - Parameters:
@@ -46,6 +50,7 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     /// - Parameter deflate: permessage-deflate as the upgrade negotiated it, or `nil`.
     init(endpoint: any WebSocketEndpoint, maxMessageSize: Int, maxQueuedBytes: Int, deflate: PerMessageDeflate?) {
         self.endpoint = endpoint
+        self.parser = WebSocketFrameParser(maxFrameSize: maxMessageSize)
         self.assembler = WebSocketMessageAssembler(maxMessageSize: maxMessageSize)
         self.unread = OutboundBudget(limit: maxQueuedBytes)
         self.deflate = deflate
@@ -108,6 +113,7 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
 
     public func channelInactive(context: ChannelHandlerContext) {
         inflater = nil
+        parser.reset()
         if case .closed = state {} else {
             state = .closed
             endpoint.closed()
@@ -134,19 +140,31 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     }
 
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        switch error as? NIOWebSocketError {
-        case .invalidFrameLength:
-            fail(WebSocketCloseReason(.messageTooLarge, "frame larger than the server accepts"))
-        case .fragmentedControlFrame, .multiByteControlFrameLength:
-            fail(.protocolError("control frames must be final and at most 125 bytes"))
-        case nil:
-            // A reset or a failed read: nothing can be sent any more.
-            context.close(promise: nil)
-        }
+        // A reset or a failed read: nothing can be sent any more.
+        context.close(promise: nil)
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        guard isReadingFrames else { return }
+        parser.append(unwrapInboundIn(data))
+        do {
+            while isReadingFrames, let frame = try parser.next() {
+                received(frame, context: context)
+            }
+        } catch {
+            // Past a refused frame the bytes cannot be split into frames any more.
+            isReadingFrames = false
+            parser.reset()
+            switch error {
+            case .frameTooLarge:
+                fail(WebSocketCloseReason(.messageTooLarge, "frame larger than the server accepts"))
+            case .fragmentedControlFrame, .longControlFrame:
+                fail(.protocolError("control frames must be final and at most 125 bytes"))
+            }
+        }
+    }
+
+    private func received(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
         switch state {
         case .open:
             break

@@ -107,7 +107,7 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         return (headers, Accepted(makeEndpoint: makeEndpoint, deflate: deflate?.1))
     }
 
-    /// The frame decoder and the connection's handler, which run an upgraded connection.
+    /// The connection's handler, which runs an upgraded connection (it parses frames itself).
     static func addConnectionHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations,
         endpoint: any WebSocketEndpoint,
@@ -118,7 +118,7 @@ struct WebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         let handler = WebSocketConnectionHandler(
             endpoint: endpoint, maxMessageSize: limits.maxMessageSize, maxQueuedBytes: limits.maxQueuedBytes, deflate: deflate
         )
-        try pipeline.addHandlers([ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: limits.maxMessageSize)), handler], position: position)
+        try pipeline.addHandler(handler, position: position)
     }
 
     /// `Sec-WebSocket-Accept`: the key and the protocol's GUID, hashed (RFC 6455 §4.2.2).

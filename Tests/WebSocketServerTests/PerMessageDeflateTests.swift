@@ -124,11 +124,8 @@ struct PerMessageDeflateHandlerTests {
         try channel.pipeline.syncOperations.addHandler(handler)
     }
 
-    private func clientFrame(_ opcode: WebSocketOpcode, _ bytes: [UInt8], fin: Bool = true, rsv1: Bool = false) -> WebSocketFrame {
-        let key = WebSocketMaskingKey.random()
-        var data = ByteBuffer(bytes: bytes)
-        data.webSocketMask(key)
-        return WebSocketFrame(fin: fin, rsv1: rsv1, opcode: opcode, maskKey: key, data: data)
+    private func clientFrame(_ opcode: WebSocketOpcode, _ bytes: [UInt8], fin: Bool = true, rsv1: Bool = false) -> ByteBuffer {
+        clientFrameBytes(opcode, bytes, fin: fin, rsv1: rsv1)
     }
 
     /// The frames written: RSV1, opcode and payload.
