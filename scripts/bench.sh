@@ -2,11 +2,11 @@
 # End-to-end benchmark: a private Redis, gateway nodes built in release mode, and roomcast-bench
 # against them over loopback. Prints one JSON line and a summary. Scenarios and their options:
 #
-#   scripts/bench.sh canvas  [--rooms 1000] [--rate 30] [--seconds 10]     # drag in two-person rooms
+#   scripts/bench.sh canvas  [--rooms 1000] [--rate 5] [--seconds 10]      # drag in two-person rooms
 #   scripts/bench.sh chat    [--rooms 10] [--members 100] [--rate 20] [--seconds 10]   # fan-out
-#   scripts/bench.sh preview [--rooms 200] [--members 10] [--rate 30] [--seconds 10]   # element:drag previews
+#   scripts/bench.sh preview [--rooms 120] [--members 10] [--rate 25] [--seconds 10]   # element:drag previews
 #   scripts/bench.sh idle    [--connections 19000] [--seconds 10]          # memory per connection
-#   scripts/bench.sh connect [--connections 20000] [--concurrency 100]     # connect + JWT rate
+#   scripts/bench.sh connect [--connections 5000] [--concurrency 100]      # connect + JWT rate
 #
 # BENCH_COMPRESS=1: the load generator's sockets offer permessage-deflate (the nodes accept it
 # unless ROOMCAST_WEBSOCKET_COMPRESSION=off; ROOMCAST_WEBSOCKET_COMPRESSION_THRESHOLD_BYTES=0

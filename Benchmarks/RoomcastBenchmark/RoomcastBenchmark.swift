@@ -78,6 +78,14 @@ struct Options: Sendable {
             scenario = first
             arguments = arguments.dropFirst()
         }
+        // Each scenario's defaults are the README's command for it.
+        switch scenario {
+        case "chat": (rooms, members, rate) = (10, 100, 20)
+        case "preview": (rooms, members, rate) = (120, 10, 25)
+        case "idle": connections = 19_000
+        case "connect": connections = 5_000
+        default: break
+        }
         var iterator = arguments.makeIterator()
         while let flag = iterator.next() {
             let value = iterator.next() ?? ""
