@@ -11,8 +11,8 @@ public enum WebSocketDataMessage: Equatable, Sendable {
 /// Joins data frames into messages (RFC 6455 §5.4), checking their order, the size of the
 /// whole message and, as each fragment arrives, the UTF-8 of text.
 struct WebSocketMessageAssembler {
-    /// The largest message accepted, its fragments together (a frame alone is checked by the
-    /// frame decoder).
+    /// The largest message accepted, its fragments together (a frame alone is checked by
+    /// `WebSocketFrameParser`).
     let maxMessageSize: Int
     /// The message whose final fragment has not come yet.
     private var partial: (isText: Bool, data: ByteBuffer)?
