@@ -36,8 +36,6 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     /// client is too slow and is closed.
     private var unread: OutboundBudget
     private var state = State.open
-    /// False once the bytes stopped making frames (a refused frame) or the connection closed.
-    private var isReadingFrames = true
     private var context: ChannelHandlerContext?
 
     /// - Parameters:
@@ -145,16 +143,12 @@ public final class WebSocketConnectionHandler: ChannelInboundHandler {
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard isReadingFrames else { return }
         parser.append(unwrapInboundIn(data))
         do {
-            while isReadingFrames, let frame = try parser.next() {
+            while let frame = try parser.next() {
                 received(frame, context: context)
             }
         } catch {
-            // Past a refused frame the bytes cannot be split into frames any more.
-            isReadingFrames = false
-            parser.reset()
             switch error {
             case .frameTooLarge:
                 fail(WebSocketCloseReason(.messageTooLarge, "frame larger than the server accepts"))

@@ -24,6 +24,9 @@ struct WebSocketFrameParser {
     /// The bytes read and not yet taken as frames; `nil` between frames, so an idle connection
     /// holds none.
     private var unparsed: ByteBuffer?
+    /// Set by a refused frame: past it the bytes cannot be split into frames any more, so the
+    /// parser takes no more.
+    private var hasFailed = false
 
     init(maxFrameSize: Int) {
         self.maxFrameSize = maxFrameSize
@@ -31,7 +34,7 @@ struct WebSocketFrameParser {
 
     /// Adds bytes as they were read.
     mutating func append(_ bytes: ByteBuffer) {
-        guard bytes.readableBytes > 0 else { return }
+        guard bytes.readableBytes > 0, !hasFailed else { return }
         if unparsed == nil {
             unparsed = bytes
         } else {
@@ -41,11 +44,19 @@ struct WebSocketFrameParser {
     }
 
     /// The next whole frame, or `nil` until more bytes come.
-    /// - Throws: ``Failure`` for a frame the server refuses; the stream cannot be parsed further.
+    /// - Throws: ``Failure`` for a frame the server refuses; after it the parser gives no frame
+    ///   until ``reset()``.
     mutating func next() throws(Failure) -> WebSocketFrame? {
-        guard var bytes = unparsed, let header = try header(of: bytes), bytes.readableBytes >= header.size + header.length else {
-            return nil
+        guard var bytes = unparsed else { return nil }
+        let found: Header?
+        do {
+            found = try header(of: bytes)
+        } catch {
+            hasFailed = true
+            unparsed = nil
+            throw error
         }
+        guard let header = found, bytes.readableBytes >= header.size + header.length else { return nil }
         bytes.moveReaderIndex(forwardBy: header.size)
         let data = bytes.readSlice(length: header.length)!
         unparsed = bytes.readableBytes > 0 ? bytes : nil
@@ -58,9 +69,10 @@ struct WebSocketFrameParser {
     /// Bytes read and not yet taken as frames.
     var bufferedBytes: Int { unparsed?.readableBytes ?? 0 }
 
-    /// Forgets what was read: after a refused frame, or once the connection no longer reads.
+    /// Forgets what was read, and a refusal: once the connection no longer reads.
     mutating func reset() {
         unparsed = nil
+        hasFailed = false
     }
 
     private struct Header {

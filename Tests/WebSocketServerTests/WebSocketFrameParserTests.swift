@@ -80,6 +80,16 @@ struct WebSocketFrameParserTests {
         #expect(throws: WebSocketFrameParser.Failure.longControlFrame) { try parser.next() }
     }
 
+    @Test("after a refused frame the parser takes nothing more until reset")
+    func staysFailed() throws {
+        var parser = WebSocketFrameParser(maxFrameSize: 64)
+        parser.append(clientFrameBytes(.ping, [1], fin: false))
+        #expect(throws: WebSocketFrameParser.Failure.fragmentedControlFrame) { try parser.next() }
+        parser.append(clientFrameBytes(.text, [0x61]))
+        #expect(try parser.next() == nil)
+        #expect(parser.bufferedBytes == 0)
+    }
+
     @Test("a partial frame is kept, and only it")
     func keepsOnlyThePartialFrame() throws {
         var parser = WebSocketFrameParser(maxFrameSize: 1024)
