@@ -35,7 +35,7 @@ package final class HTTP2Connection: Sendable {
         let ready: EventLoopFuture<Void>
         do {
             (connection, ready) = try await ClientBootstrap(group: group)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connectTimeout(remaining)
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {

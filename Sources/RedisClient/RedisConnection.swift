@@ -32,7 +32,7 @@ public final class RedisConnection: Sendable {
         let connection: RedisConnection
         do {
             connection = try await ClientBootstrap(group: eventLoop)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelOption(.socketOption(.so_keepalive), value: 1)
                 .connectTimeout(TimeAmount(configuration.connectTimeout))
                 .connect(host: endpoint.host, port: endpoint.port) { channel in

@@ -115,7 +115,7 @@ final class ForwardingHandler: ChannelInboundHandler, RemovableChannelHandler {
             .flatMap { address -> EventLoopFuture<any Channel> in
                 guard let address else { return loop.makeFailedFuture(OwnerGone(node: owner)) }
                 return ClientBootstrap(group: loop)
-                    .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
                     .channelInitializer { peer in
                         peer.eventLoop.makeCompletedFuture {
