@@ -193,8 +193,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The live room console (`GET /console`): static files served as they are.
-            resources: [.copy("Console")],
+            // The live room console (`GET /console`) and the REST API's OpenAPI document
+            // (`GET /api/openapi.json`): static files served as they are.
+            resources: [.copy("Console"), .copy("OpenAPI")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -30,6 +30,90 @@ public struct Gateway: Sendable {
     public func run(onReady: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         try settings.validateForServing()
         guard let secret = settings.jwtSecret else { return }
+        let node = try assemble(secret: secret)
+        let (redis, heartbeat, pollingSessions, socketServices) = (node.redis, node.heartbeat, node.pollingSessions, node.socketServices)
+        let redisEndpoint = settings.redis.endpoint
+        // The socket endpoint runs on a plain NIO WebSocket pipeline (WebSocketServerChannel),
+        // shared with the Autobahn conformance echo; every other request goes to the router.
+        let limits = WebSocketLimits(
+            maxMessageSize: settings.socket.maxPayload, maxQueuedBytes: settings.socket.outboundQueueBytes, compression: settings.socket.compression
+        )
+        // Polls and upgrades of sessions held by other nodes go there: no sticky sessions needed.
+        let nodeAddresses = NodeAddressBook(registry: NodeRegistry(redis: redis))
+        let forwarding = SessionForwarding(
+            nodeID: heartbeat.nodeID,
+            maxBodySize: settings.socket.maxPayload,
+            owner: { head in
+                let request = EngineIORequest(target: head.uri)
+                guard request.isSocketIOPath, let sid = request.sid else { return nil }
+                return EngineIOSessionID.node(of: sid)
+            },
+            locate: { await nodeAddresses.address(of: $0) }
+        )
+        let socketServer = WebSocketServerChannel.builder(
+            limits: limits, interceptor: { ForwardingHandler(forwarding: forwarding) }, idleTimeout: .init(settings.httpIdleTimeout)
+        ) { head in
+            let request = EngineIORequest(target: head.path ?? "/")
+            // Anything else falls through to the router, which explains the refusal.
+            guard request.isSocketIOPath, request.websocketRefusal == nil else { return nil }
+            if let sid = request.sid {
+                // The upgrade of a long-polling session this node holds.
+                guard let entry = pollingSessions.entry(sid) else { return nil }
+                return { _ in EngineIOUpgradeEndpoint(session: entry.session, engine: entry.engine) }
+            }
+            let token = request.token(headers: head.headerFields)
+            return { _ in EngineIOEndpoint(services: socketServices, upgradeToken: token) }
+        }
+        var app = Application(
+            router: node.router,
+            server: socketServer,
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "roomcast"),
+            onServerRunning: { channel in
+                let address = channel.localAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
+                onReady("roomcast ready on http://\(address) (redis \(redisEndpoint))")
+                heartbeat.serverStarted(advertising: settings.advertiseURL(port: channel.localAddress?.port ?? settings.port))
+            },
+            logger: logger
+        )
+        // Services added here start before the server and stop after it, so in-flight requests
+        // can still reach Redis while the server drains.
+        app.addServices(redis, node.hub, node.presence, heartbeat)
+        for worker in node.pushWorkers {
+            app.addServices(worker)
+        }
+        if settings.notifications.apns == nil {
+            logger.notice("APNs delivery is off (no apns settings): ios push jobs wait in \(RedisKeys.pushOutbox(for: PushToken.ios))")
+        }
+        if settings.notifications.fcm == nil {
+            logger.notice("FCM delivery is off (no fcm settings): fcm push jobs wait in \(RedisKeys.pushOutbox(for: PushToken.fcm))")
+        }
+        // SIGTERM drains: the server stops accepting, sockets are told to reconnect elsewhere (1001)
+        // while mutations under way finish; past the drain timeout what is left is cancelled.
+        // After the server, so it is told first (shutdown runs in reverse): polling clients are
+        // sent away before the server waits for their pending polls.
+        let watchdog = ShutdownWatchdog(limit: settings.drainTimeout + Self.shutdownMargin, logger: logger)
+        var group = ServiceGroupConfiguration(services: [app, pollingSessions, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = settings.drainTimeout
+        try await ServiceGroup(configuration: group).run()
+    }
+
+    /// A node's parts, built but not started: ``run(onReady:)`` serves and starts them; tests
+    /// read the router's routes (`OpenAPIDocumentTests`).
+    struct Assembly {
+        let redis: any RedisClientProtocol
+        /// Every HTTP route but the WebSocket upgrade, with its middleware.
+        let router: Router<RoomcastRequestContext>
+        let hub: SocketHub
+        let presence: PresenceKeeper
+        let heartbeat: NodeHeartbeat
+        let pushWorkers: [PushWorker]
+        let pollingSessions: PollingSessions
+        let socketServices: SocketServices
+    }
+
+    /// Builds the node's stores, services and router; nothing connects or listens until they run.
+    /// - Throws: ``ConfigurationError`` for unreadable push settings.
+    func assemble(secret: String) throws -> Assembly {
         var redisConfiguration = settings.redis
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         // The Redis client's metrics in the server's namespace, as every other metric.
@@ -97,6 +181,8 @@ public struct Gateway: Sendable {
         HealthRoutes(redis: redis).register(on: router)
         MetricsRoutes().register(on: router)
         ConsoleRoutes().register(on: router)
+        // Public like the console: a stray or stale token must not keep a client from the contract.
+        OpenAPIRoutes().register(on: router)
         let pollingSessions = PollingSessions(services: socketServices)
         EngineIORoutes(sessions: pollingSessions, maxPayload: settings.socket.maxPayload).register(on: router)
         // Tokens are checked on the API only: a stray header must not fail a health probe.
@@ -112,69 +198,10 @@ public struct Gateway: Sendable {
         ElementRoutes(elements: elements, reactions: reactions, notifier: notifier, users: users).register(on: api)
         NotificationRoutes(notifications: notifications).register(on: api)
 
-        let redisEndpoint = settings.redis.endpoint
-        // The socket endpoint runs on a plain NIO WebSocket pipeline (WebSocketServerChannel),
-        // shared with the Autobahn conformance echo; every other request goes to the router.
-        let limits = WebSocketLimits(
-            maxMessageSize: settings.socket.maxPayload, maxQueuedBytes: settings.socket.outboundQueueBytes, compression: settings.socket.compression
+        return Assembly(
+            redis: redis, router: router, hub: hub, presence: presence, heartbeat: heartbeat, pushWorkers: pushWorkers,
+            pollingSessions: pollingSessions, socketServices: socketServices
         )
-        // Polls and upgrades of sessions held by other nodes go there: no sticky sessions needed.
-        let nodeAddresses = NodeAddressBook(registry: NodeRegistry(redis: redis))
-        let forwarding = SessionForwarding(
-            nodeID: heartbeat.nodeID,
-            maxBodySize: settings.socket.maxPayload,
-            owner: { head in
-                let request = EngineIORequest(target: head.uri)
-                guard request.isSocketIOPath, let sid = request.sid else { return nil }
-                return EngineIOSessionID.node(of: sid)
-            },
-            locate: { await nodeAddresses.address(of: $0) }
-        )
-        let socketServer = WebSocketServerChannel.builder(
-            limits: limits, interceptor: { ForwardingHandler(forwarding: forwarding) }, idleTimeout: .init(settings.httpIdleTimeout)
-        ) { head in
-            let request = EngineIORequest(target: head.path ?? "/")
-            // Anything else falls through to the router, which explains the refusal.
-            guard request.isSocketIOPath, request.websocketRefusal == nil else { return nil }
-            if let sid = request.sid {
-                // The upgrade of a long-polling session this node holds.
-                guard let entry = pollingSessions.entry(sid) else { return nil }
-                return { _ in EngineIOUpgradeEndpoint(session: entry.session, engine: entry.engine) }
-            }
-            let token = request.token(headers: head.headerFields)
-            return { _ in EngineIOEndpoint(services: socketServices, upgradeToken: token) }
-        }
-        var app = Application(
-            router: router,
-            server: socketServer,
-            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "roomcast"),
-            onServerRunning: { channel in
-                let address = channel.localAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
-                onReady("roomcast ready on http://\(address) (redis \(redisEndpoint))")
-                heartbeat.serverStarted(advertising: settings.advertiseURL(port: channel.localAddress?.port ?? settings.port))
-            },
-            logger: logger
-        )
-        // Services added here start before the server and stop after it, so in-flight requests
-        // can still reach Redis while the server drains.
-        app.addServices(redis, hub, presence, heartbeat)
-        for worker in pushWorkers {
-            app.addServices(worker)
-        }
-        if settings.notifications.apns == nil {
-            logger.notice("APNs delivery is off (no apns settings): ios push jobs wait in \(RedisKeys.pushOutbox(for: PushToken.ios))")
-        }
-        if settings.notifications.fcm == nil {
-            logger.notice("FCM delivery is off (no fcm settings): fcm push jobs wait in \(RedisKeys.pushOutbox(for: PushToken.fcm))")
-        }
-        // SIGTERM drains: the server stops accepting, sockets are told to reconnect elsewhere (1001)
-        // while mutations under way finish; past the drain timeout what is left is cancelled.
-        // After the server, so it is told first (shutdown runs in reverse): polling clients are
-        // sent away before the server waits for their pending polls.
-        let watchdog = ShutdownWatchdog(limit: settings.drainTimeout + Self.shutdownMargin, logger: logger)
-        var group = ServiceGroupConfiguration(services: [app, pollingSessions, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        group.maximumGracefulShutdownDuration = settings.drainTimeout
-        try await ServiceGroup(configuration: group).run()
     }
 
     /// What a shutdown may take beyond the drain timeout (the services stopped after the server)
