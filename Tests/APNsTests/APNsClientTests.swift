@@ -58,6 +58,14 @@ struct APNsClientTests {
         }
     }
 
+    @Test("the push connection has Nagle's algorithm off and no root-only option, as getsockopt reads them back")
+    func connectionSocketOptions() async throws {
+        try await fixture.withServer(respond: { _ in .ok }) { server, client in
+            _ = try await client.send(APNsTestFixture.request())
+            #expect(try TCPSocketProbe.options(ofConnectionsTo: server.port) == [.init(noDelay: true, debug: false)])
+        }
+    }
+
     @Test("200 comes back with the apns-id APNs assigned")
     func accepted() async throws {
         try await fixture.withServer(respond: { _ in .ok }) { _, client in

@@ -16,6 +16,18 @@ struct RedisClientConnectionTests {
         }
     }
 
+    @Test("connections have Nagle's algorithm off and no root-only option, as getsockopt reads them back")
+    func connectionSocketOptions() async throws {
+        try await RedisServer.with { server in
+            try await withClient(try RedisConfiguration(url: "redis://127.0.0.1:\(server.port)")) { client in
+                _ = try await client.send("PING")
+                let found = try TCPSocketProbe.options(ofConnectionsTo: server.port)
+                #expect(!found.isEmpty)
+                #expect(found.allSatisfy { $0 == .init(noDelay: true, debug: false) }, "per connection: \(found)")
+            }
+        }
+    }
+
     @Test("a wrong password fails with Redis's message within the timeout")
     func wrongPassword() async throws {
         try await RedisServer.with(arguments: ["--requirepass", "right"]) { server in

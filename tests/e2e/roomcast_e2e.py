@@ -4,7 +4,9 @@ Everything here talks to processes started by conftest.py over loopback only. Ev
 bounded: no helper blocks longer than its timeout argument.
 """
 
+import atexit
 import base64
+import functools
 import ctypes
 import hashlib
 import hmac
@@ -220,11 +222,118 @@ def private_redis():
     return RedisCluster() if os.environ.get("ROOMCAST_TEST_REDIS") == "cluster" else RedisServer()
 
 
+# Who the nodes run as when the suite runs as root: an operator runs the gateway as a user of
+# its own with no capabilities (the image's `roomcast`), and a root-only test once hid that no
+# Redis connection could be made that way (a socket option that needs CAP_NET_ADMIN).
+UNPRIVILEGED_USER, UNPRIVILEGED_GROUP = "nobody", "nogroup"
+
+
+def unprivileged(command):
+    """`command` run as `UNPRIVILEGED_USER` with every capability dropped (util-linux's setpriv),
+    killed if the suite dies (a change of user clears a parent-death signal set before it); as it
+    is when the suite does not run as root."""
+    if os.geteuid() != 0:
+        return list(command)
+    return ["setpriv", f"--reuid={UNPRIVILEGED_USER}", f"--regid={UNPRIVILEGED_GROUP}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig=TERM", *command]
+
+
+def _open_to_others(path):
+    """Whether a user of no group of ours can reach `path`: every folder above it searchable by
+    others, and the path itself readable by others."""
+    path = os.path.abspath(path)
+    if not os.stat(path).st_mode & 0o004:
+        return False
+    folder = os.path.dirname(path)
+    while True:
+        if not os.stat(folder).st_mode & 0o001:
+            return False
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return True
+        folder = parent
+
+
+@functools.lru_cache(maxsize=None)
+def unprivileged_install(binary, repository):
+    """(binary, working folder) an unprivileged node can use: the built ones when others can reach
+    them, else a copy of the binary, its resource bundles and `config/` in a folder of its own
+    (a checkout under a private home); removed when the suite ends."""
+    if os.geteuid() != 0 or (_open_to_others(binary) and _open_to_others(os.path.join(repository, "config", "roomcast.yaml"))):
+        return binary, repository
+    staged = tempfile.mkdtemp(prefix="roomcast-e2e-unprivileged.", dir="/tmp")
+    os.chmod(staged, 0o755)
+    atexit.register(shutil.rmtree, staged, ignore_errors=True)
+    built = os.path.dirname(binary)
+    shutil.copy2(binary, staged)
+    for entry in os.listdir(built):
+        if entry.endswith(".resources"):
+            shutil.copytree(os.path.join(built, entry), os.path.join(staged, entry))
+    shutil.copytree(os.path.join(repository, "config"), os.path.join(staged, "config"))
+    for root, folders, files in os.walk(staged):
+        for name in folders + files:
+            os.chmod(os.path.join(root, name), os.stat(os.path.join(root, name)).st_mode | 0o005)
+    return os.path.join(staged, os.path.basename(binary)), staged
+
+
+def process_identity(pid):
+    """(effective uid, effective capabilities) of a running process, from /proc."""
+    fields = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            fields[key] = value.split()
+    return int(fields["Uid"][1]), int(fields["CapEff"][0], 16)
+
+
+_SYS_PIDFD_GETFD = 438  # the same number on every architecture Linux has
+
+
+def socket_options(pid, remote_ports):
+    """(TCP_NODELAY, SO_DEBUG) as `getsockopt` reads them on each established connection that
+    process `pid` holds to one of `remote_ports` on loopback: its descriptors are borrowed with
+    pidfd_getfd. (SO_DEBUG is what `TCP_NODELAY` means when asked for at the socket level.)"""
+    remote_ports = set(remote_ports)
+    inodes = set()
+    for table in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{table}", encoding="ascii") as handle:
+                rows = handle.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            columns = row.split()
+            remote, state, inode = columns[2], columns[3], columns[9]
+            if state == "01" and int(remote.rsplit(":", 1)[1], 16) in remote_ports:
+                inodes.add(inode)
+    libc = ctypes.CDLL(None, use_errno=True)
+    flags = []
+    pidfd = os.pidfd_open(pid)
+    try:
+        for descriptor in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{descriptor}")
+            except OSError:
+                continue
+            if not (target.startswith("socket:[") and target[8:-1] in inodes):
+                continue
+            borrowed = libc.syscall(_SYS_PIDFD_GETFD, pidfd, int(descriptor), 0)
+            if borrowed < 0:
+                raise OSError(ctypes.get_errno(), f"pidfd_getfd({pid}, {descriptor})")
+            with socket.socket(fileno=borrowed) as connection:
+                flags.append((connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),
+                              connection.getsockopt(socket.SOL_SOCKET, socket.SO_DEBUG)))
+    finally:
+        os.close(pidfd)
+    return flags
+
+
 class GatewayNode:
     """`roomcast serve --port 0` from the built binary; ready when it prints its ready line.
-    `settings` are extra environment variables (`ROOMCAST_...`) for this node."""
+    `settings` are extra environment variables (`ROOMCAST_...`) for this node. Nodes run as an
+    unprivileged user (`unprivileged`) unless `privileged` says otherwise."""
 
-    def __init__(self, name, binary, redis_url, log_directory, ready_timeout=30.0, settings=None):
+    def __init__(self, name, binary, redis_url, log_directory, ready_timeout=30.0, settings=None, privileged=False):
         self.name = name
         self.log_path = os.path.join(log_directory, f"gateway-{name}.log")
         environment = {key: value for key, value in os.environ.items()
@@ -241,9 +350,12 @@ class GatewayNode:
         # Node settings as environment variables (ROOMCAST_...), over the defaults above.
         environment.update(settings or {})
         repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        if not privileged:
+            binary, repository = unprivileged_install(binary, repository)
+        command = [binary, "serve", "--port", "0", "--redis-url", redis_url]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [binary, "serve", "--port", "0", "--redis-url", redis_url],
+                command if privileged else unprivileged(command),
                 cwd=repository, env=environment,
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent,
