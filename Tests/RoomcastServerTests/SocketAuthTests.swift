@@ -64,8 +64,10 @@ struct SocketAuthTests {
             do {
                 _ = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#, namespace: "/admin")
                 Issue.record("namespace /admin should be refused")
-            } catch SocketIOTestError.connectError(_, let code) {
-                #expect(code == "invalid_namespace")
+            } catch SocketIOTestError.connectError(let message, let code) {
+                // Exactly the reference server's refusal: no `data`.
+                #expect(message == "Invalid namespace")
+                #expect(code == nil)
             }
             let client = try await SocketIOTestClient.open(port: cluster.node1.port)
             try await client.sendRaw(text: #"40/,{"token":"\#(alice.token)"}"#)

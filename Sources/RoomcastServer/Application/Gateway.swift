@@ -59,6 +59,7 @@ public struct Gateway: Sendable {
             if let sid = request.sid {
                 // The upgrade of a long-polling session this node holds.
                 guard let entry = pollingSessions.entry(sid) else { return nil }
+                guard entry.session.mayUpgrade else { return { _ in RefusedUpgradeEndpoint() } }
                 return { _ in EngineIOUpgradeEndpoint(session: entry.session, engine: entry.engine) }
             }
             let token = request.token(headers: head.headerFields)

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOWebSocket
@@ -19,6 +20,13 @@ struct EngineIORoutes {
         }
         router.post("/socket.io") { request, _ in
             try await send(request)
+        }
+        // Engine.IO knows GET and POST only; the reference server answers anything else 400.
+        for method in [HTTPRequest.Method.put, .delete, .patch] {
+            router.on("/socket.io", method: method) { request, _ in
+                let engineRequest = EngineIORequest(target: request.uri.description)
+                return Self.refused(engineRequest.sid == nil ? .badHandshakeMethod : .badRequest)
+            }
         }
     }
 
@@ -49,20 +57,24 @@ struct EngineIORoutes {
     private func send(_ request: Request) async throws -> Response {
         let engineRequest = EngineIORequest(target: request.uri.description)
         if let refusal = engineRequest.pollingRefusal { return Self.refused(refusal) }
-        guard let sid = engineRequest.sid, let entry = sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
+        // A handshake is a GET, as in the reference server.
+        guard let sid = engineRequest.sid else { return Self.refused(.badHandshakeMethod) }
+        guard let entry = sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: maxPayload)
         } catch {
             return Response(status: .contentTooLarge, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"code":3,"message":"Payload too large"}"#)))
         }
+        let engine = entry.engine
         let packets: [EngineIOPacket]
         do {
             packets = try EngineIOPayload.decode(body)
         } catch {
+            // What cannot be decoded ends the session, as in the reference server.
+            engine.eventLoop.execute { engine.value.close(.protocolError, reason: "invalid Engine.IO payload") }
             return Self.refused(.badRequest)
         }
-        let engine = entry.engine
         engine.eventLoop.execute {
             for packet in packets { engine.value.received(packet) }
         }

@@ -114,3 +114,18 @@ final class EngineIOUpgradeEndpoint: WebSocketEndpoint {
         engine.eventLoop.execute { body(engine.value) }
     }
 }
+
+/// A WebSocket for a session that another WebSocket has upgraded or is probing: accepted, then
+/// closed at once, as the reference server does (engine.io `Server.onWebSocket`); the session
+/// goes on where it is.
+final class RefusedUpgradeEndpoint: WebSocketEndpoint {
+    func opened(_ connection: WebSocketConnectionHandler) {
+        connection.close(WebSocketCloseReason(.policyViolation, "session already upgraded"))
+    }
+
+    func received(_ message: WebSocketDataMessage) {}
+
+    func shouldQuiesce() {}
+
+    func closed() {}
+}

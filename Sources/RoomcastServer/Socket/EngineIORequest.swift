@@ -7,6 +7,7 @@ struct EngineIORequest {
     enum Refusal: Int {
         case transportUnknown = 0
         case sessionIDUnknown = 1
+        case badHandshakeMethod = 2
         case badRequest = 3
         case unsupportedProtocolVersion = 5
 
@@ -14,6 +15,7 @@ struct EngineIORequest {
             switch self {
             case .transportUnknown: return "Transport unknown"
             case .sessionIDUnknown: return "Session ID unknown"
+            case .badHandshakeMethod: return "Bad handshake method"
             case .badRequest: return "Bad request"
             case .unsupportedProtocolVersion: return "Unsupported protocol version"
             }

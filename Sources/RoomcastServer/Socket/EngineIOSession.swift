@@ -39,8 +39,8 @@ final class EngineIOSession {
         if isPolling {
             // Until `end()`, which breaks this cycle (session → closure → self → session).
             let bound = NIOLoopBound(self, eventLoop: loop)
-            session.onOverflow {
-                bound.eventLoop.execute { bound.value.close(.policyViolation, reason: "client too slow to receive its events") }
+            session.onPollingClose {
+                bound.eventLoop.execute { bound.value.end() }
             }
         }
         arm()
@@ -57,7 +57,8 @@ final class EngineIOSession {
             // The next ping is due a whole interval from this pong: the timer moves.
             if heartbeat.pongReceived(now: .now()) { arm() }
         case .close:
-            close(.normalClosure, reason: "")
+            session.clientClosed()
+            if isPolling { end() }
         case .open, .upgrade, .noop:
             break
         }
@@ -89,7 +90,7 @@ final class EngineIOSession {
         guard !hasEnded else { return }
         hasEnded = true
         timer?.cancel()
-        session.onOverflow(nil)
+        session.onPollingClose(nil)
         session.connectionClosed()
         connection.enqueue(.disconnect)
         onEnd()

@@ -14,10 +14,11 @@ final class SocketConnection: Sendable {
     enum Inbound {
         /// A Socket.IO packet (an Engine.IO message's body).
         case packet(ByteBuffer)
-        /// A binary WebSocket frame: an attachment of a refused binary packet, or refused.
+        /// A binary WebSocket frame: an attachment of a refused binary packet; any other ends
+        /// the connection, as binary data outside a binary packet cannot be decoded.
         case binaryFrame
-        /// Input refused before it reached Socket.IO (a bad Engine.IO packet): answered in
-        /// order with the packets around it.
+        /// Input that is no Engine.IO packet: ends the connection, in order with the packets
+        /// before it.
         case refused(RoomcastError)
         /// The connection closed: leave everything.
         case disconnect
@@ -85,10 +86,10 @@ final class SocketConnection: Sendable {
                 if state.attachmentsToSkip > 0 {
                     state.attachmentsToSkip -= 1
                 } else {
-                    reject(RoomcastError(.malformedPacket, "binary frames are not supported: send JSON text"), state: state)
+                    closeUndecodable(RoomcastError(.malformedPacket, "binary data outside a binary packet"), state: state)
                 }
             case .refused(let error):
-                reject(error, state: state)
+                closeUndecodable(error, state: state)
             case .disconnect:
                 await state.disconnect()
                 logger.debug("socket closed")
@@ -125,7 +126,7 @@ final class SocketConnection: Sendable {
             if let binary = SocketIOBinaryHeader(decoding: body) {
                 rejectBinary(binary, refusal, state: state)
             } else {
-                reject(refusal, state: state)
+                closeUndecodable(refusal, state: state)
             }
             return
         }
@@ -194,6 +195,16 @@ final class SocketConnection: Sendable {
         state.session.send(state.user == nil ? SocketReply.connectError(error) : SocketReply.errorEvent(error, event: nil))
     }
 
+    /// What cannot be decoded ends the connection, as in the reference server (socket.io
+    /// `lib/client.ts` `onerror`, engine.io `lib/socket.ts`): a client that sends it is broken,
+    /// and an answer it cannot tie to anything would only hide that. What decodes but is wrong
+    /// (an unknown event, a bad payload) is answered and the socket stays.
+    private func closeUndecodable(_ error: RoomcastError, state: SocketState) {
+        GatewayMetrics.socketRejections.increment(error.code.rawValue)
+        logger.debug("undecodable packet: closing", metadata: ["code": .string(error.code.rawValue), "reason": .string(error.message)])
+        state.session.close(.protocolError, reason: error.message)
+    }
+
     /// A binary packet is refused like any bad event: through its ack when it asked for one,
     /// else with an `error` event naming it. Its attachments, which follow, are skipped.
     private func rejectBinary(_ header: SocketIOBinaryHeader, _ error: RoomcastError, state: SocketState) {
@@ -216,8 +227,9 @@ final class SocketConnection: Sendable {
 
     private func connect(_ packet: SocketIOPacket, state: SocketState) async {
         guard packet.namespace == "/" else {
+            // Exactly the reference server's refusal (socket.io `lib/client.ts`), no `data`.
             GatewayMetrics.socketRejections.increment("invalid_namespace")
-            state.session.send(SocketReply.connectError(RoomcastError(.init(rawValue: "invalid_namespace"), "Invalid namespace"), namespace: packet.namespace))
+            state.session.send(SocketIOFrame.connectError(message: "Invalid namespace", namespace: packet.namespace))
             return
         }
         if state.user != nil {
@@ -226,10 +238,14 @@ final class SocketConnection: Sendable {
         }
         do throws(RoomcastError) {
             let authToken = packet.data.flatMap { try? JSONCoding.decode(ConnectAuth.self, from: $0) }?.token
-            guard let token = authToken ?? state.upgradeToken else {
+            let verified: TokenService.Verified
+            if let authToken {
+                verified = try services.tokens.verifyToken(authToken)
+            } else if let fromUpgrade = try state.upgradeIdentity() {
+                verified = fromUpgrade
+            } else {
                 throw RoomcastError(.unauthorized, "authentication required: send {\"token\": \"<jwt>\"} with CONNECT")
             }
-            let verified = try services.tokens.verifyToken(token)
             // Stored first: the CONNECT frame goes out within `connect`, and the timers must see
             // the token's expiry and the connect by then. Undone below if it fails.
             state.session.tokenExpiry.store(Int64(verified.expires.timeIntervalSince1970.rounded(.up)), ordering: .relaxed)

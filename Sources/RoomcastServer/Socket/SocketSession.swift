@@ -89,8 +89,9 @@ final class SocketSession: Sendable {
         /// they hold against the socket's outbound limit, and the poll waiting for packets.
         var polled: [ByteBuffer] = []
         var polledBudget = OutboundBudget(limit: 0)
-        /// Told when a polling client lets more than its limit pile up (the session is closed).
-        var onOverflow: (@Sendable () -> Void)?
+        /// Told when the session closes while polling, from whatever side: its engine must end
+        /// it (nothing else tells a polling session's engine that it is over).
+        var onPollingClose: (@Sendable () -> Void)?
         var poll: EventLoopPromise<ByteBuffer>?
         /// A WebSocket probe of this session was answered and its upgrade packet is awaited:
         /// polls with nothing to take end at once with a noop, as the client waits for its
@@ -125,10 +126,11 @@ final class SocketSession: Sendable {
         self.state = Mutex(state)
     }
 
-    /// Sets what is told when a polling client does not poll its frames: the session is closed
-    /// then (its close packet waits for the next poll), and must be ended.
-    func onOverflow(_ body: (@Sendable () -> Void)?) {
-        state.withLock { $0.onOverflow = body }
+    /// Sets what is told when the session closes while polling (its close packet waits for the
+    /// next poll): a client that does not poll its frames, a packet that cannot be decoded, a
+    /// close from the server. The session must then be ended.
+    func onPollingClose(_ body: (@Sendable () -> Void)?) {
+        state.withLock { $0.onPollingClose = body }
     }
 
     /// Counts the session in `roomcast_sockets_connected` (its CONNECT was accepted), under its
@@ -253,6 +255,31 @@ final class SocketSession: Sendable {
         perform(state.withLock { state in Self.enqueue(.close(WebSocketCloseReason(code, reason)), &state) }, nil)
     }
 
+    /// The client closed the session (Engine.IO's close packet): nothing more is sent, and a
+    /// waiting poll ends with a noop, as the reference server answers it (engine.io
+    /// `transports/polling.ts` `onClose`). Over WebSocket the connection closes.
+    func clientClosed() {
+        let poll = state.withLock { state -> EventLoopPromise<ByteBuffer>? in
+            guard case .polling = state.transport else { return nil }
+            state.isClosed = true
+            state.polled = []
+            state.polledBudget.reset()
+            defer { state.poll = nil }
+            return state.poll
+        }
+        if let poll { return poll.succeed(EngineIOPacket.noop.encoded()) }
+        close(.normalClosure, reason: "")
+    }
+
+    /// Whether a WebSocket may take this session over: it still polls, and no other WebSocket
+    /// is probing it. The reference server closes any other (engine.io `Server.onWebSocket`).
+    var mayUpgrade: Bool {
+        state.withLock { state in
+            guard case .polling = state.transport else { return false }
+            return !state.isUpgrading && !state.isClosed
+        }
+    }
+
     /// The connection is gone: drops what is queued and whatever comes later.
     func connectionClosed() {
         let poll = state.withLock { state in
@@ -342,8 +369,8 @@ final class SocketSession: Sendable {
         case scheduleWrite(any EventLoop)
         /// A waiting poll takes these.
         case answerPoll(EventLoopPromise<ByteBuffer>, ByteBuffer)
-        /// The polling client let too much pile up: tell the session's owner.
-        case overflowed(@Sendable () -> Void)
+        /// The polling session closed: answer the waiting poll, if any, then tell its owner.
+        case endPolling(@Sendable () -> Void, answering: (EventLoopPromise<ByteBuffer>, ByteBuffer)?)
     }
 
     /// Queues a frame or a close for the transport in use, and says what to do once unlocked.
@@ -360,15 +387,16 @@ final class SocketSession: Sendable {
                     state.polled = [EngineIOPacket.close.encoded()]
                     state.polledBudget.reset()
                     state.isClosed = true
-                    return state.onOverflow.map(Action.overflowed) ?? .none
+                    return state.onPollingClose.map { .endPolling($0, answering: nil) } ?? .none
                 }
                 state.polled.append(frame.packet)
             case .close:
                 state.polled.append(EngineIOPacket.close.encoded())
             }
-            guard let poll = state.poll else { return .none }
+            let answer = state.poll.map { poll in (poll, takePolled(&state)) }
             state.poll = nil
-            return .answerPoll(poll, takePolled(&state))
+            if case .close = item, let end = state.onPollingClose { return .endPolling(end, answering: answer) }
+            return answer.map { .answerPoll($0.0, $0.1) } ?? .none
         case .webSocket(let connection):
             if mayWriteNow, !state.writeScheduled, case .frame = item, state.loop.inEventLoop { return .writeNow(connection) }
             state.queue.append(item)
@@ -390,8 +418,9 @@ final class SocketSession: Sendable {
             loop.execute { self.writeQueue() }
         case .answerPoll(let poll, let body):
             poll.succeed(body)
-        case .overflowed(let notify):
-            notify()
+        case .endPolling(let end, let answer):
+            if let (poll, body) = answer { poll.succeed(body) }
+            end()
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import RoomcastCore
@@ -15,9 +16,9 @@ final class SocketState: @unchecked Sendable {
     let services: SocketServices
     /// The authenticated user once CONNECT succeeded.
     private(set) var user: User?
-    /// A token from the upgrade request (`Authorization` header or `token` query), used when the
-    /// CONNECT packet carries none; dropped once connected (memory per idle socket).
-    private(set) var upgradeToken: String?
+    /// The upgrade request's credential (`Authorization` header or `token` query), used when a
+    /// CONNECT packet carries none.
+    private var upgradeCredential: UpgradeCredential
     private(set) var rooms: Set<RoomID> = []
     /// Binary frames still to come as attachments of a refused binary packet: they are part
     /// of the refusal already answered, not new input.
@@ -31,7 +32,7 @@ final class SocketState: @unchecked Sendable {
     init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
         self.session = session
         self.services = services
-        self.upgradeToken = upgradeToken
+        self.upgradeCredential = upgradeToken.map(UpgradeCredential.token) ?? .none
         self.eventBudget = TokenBucket(rate: Double(services.settings.eventsPerSecond), burst: services.settings.eventBurst, now: .now)
     }
 
@@ -132,7 +133,7 @@ final class SocketState: @unchecked Sendable {
         // A gap in the user's events (a pub/sub outage) is read back from here.
         services.hub.noteJoined(channel, upTo: opened.offset)
         self.user = opened.user
-        upgradeToken = nil
+        settleUpgradeCredential()
         session.countConnected()
         // Every held event follows the frame: one no newer than the offset was published just
         // before this socket counted, and is harmless to send (no snapshot holds it). Without an
@@ -236,6 +237,41 @@ final class SocketState: @unchecked Sendable {
         guard rooms.remove(room) != nil else { return false }
         services.hub.remove(session, from: RedisKeys.roomChannel(room))
         return true
+    }
+
+    /// What the upgrade request's token is worth. Its bytes are kept only until a CONNECT
+    /// succeeds (memory per idle socket); what is kept then is its verified user and expiry,
+    /// because a client may CONNECT again on the same connection with no payload:
+    /// Socket.IO-Client-Swift's `disconnect()` then `connect()` sends `41` then `40`, its token
+    /// still in the connection's query or headers.
+    private enum UpgradeCredential {
+        case none
+        case token(String)
+        case verified(TokenService.Verified)
+    }
+
+    /// The upgrade request's credential, verified, for a CONNECT that carries no token; nil
+    /// when the upgrade request had none.
+    /// - Throws: `token_expired` once its expiry has passed, `unauthorized` for a bad token.
+    func upgradeIdentity(now: Date = .now) throws(RoomcastError) -> TokenService.Verified? {
+        switch upgradeCredential {
+        case .none:
+            return nil
+        case .token(let token):
+            // A refusal is not kept: the token stays until it is used or the socket is gone.
+            let verified = try services.tokens.verifyToken(token, now: now)
+            upgradeCredential = .verified(verified)
+            return verified
+        case .verified(let verified):
+            guard now < verified.expires else { throw RoomcastError(.tokenExpired, "token expired") }
+            return verified
+        }
+    }
+
+    /// Once connected, the token's bytes go; its identity stays if it is a good one.
+    private func settleUpgradeCredential() {
+        guard case .token(let token) = upgradeCredential else { return }
+        upgradeCredential = (try? services.tokens.verifyToken(token)).map(UpgradeCredential.verified) ?? .none
     }
 
     /// Leaves every room and the user channel (the socket disconnected).
