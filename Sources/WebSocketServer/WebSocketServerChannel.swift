@@ -94,6 +94,8 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
                 // Before the upgrade handler: an upgrade it takes is not ours to answer.
                 try sync.addHandler(interceptor(), name: Self.interceptorName, position: .after(decoder))
             }
+            // Right after the decoder, which reports its errors to the next handler first.
+            try sync.addHandler(HTTPParserErrorResponder(), position: .after(decoder))
             return Value(upgradeResult: result, channel: channel)
         }
     }
@@ -120,16 +122,18 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
 }
 
 extension ChannelPipeline.SynchronousOperations {
-    /// Removes the handlers that serve HTTP requests only (the idle timeout and the
-    /// interceptor): the connection is becoming a WebSocket.
+    /// Removes the handlers that serve HTTP requests only (the idle timeout, the parser error
+    /// answer and the interceptor): the connection is becoming a WebSocket.
     func removeRequestStageHandlers() {
         if let interceptor = try? context(name: WebSocketServerChannel.interceptorName) { removeHandler(context: interceptor, promise: nil) }
         HTTPIdleTimeoutHandler.remove(from: self)
+        HTTPParserErrorResponder.remove(from: self)
     }
 }
 
 extension ChannelPipeline.SynchronousOperations {
-    /// Takes out the server's HTTP response encoder, its upgrade handler and its idle timeout:
+    /// Takes out the server's HTTP response encoder, its upgrade handler, its idle timeout and its
+    /// parser error answer:
     /// for a ``WebSocketServerChannel/RequestInterceptor`` that takes the connection over
     /// (relaying it to another server) and writes raw bytes from here on.
     public func detachHTTPServerHandlers() {
@@ -138,5 +142,6 @@ extension ChannelPipeline.SynchronousOperations {
             removeHandler(upgrader, promise: nil)
         }
         HTTPIdleTimeoutHandler.remove(from: self)
+        HTTPParserErrorResponder.remove(from: self)
     }
 }

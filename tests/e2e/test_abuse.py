@@ -312,6 +312,31 @@ def test_slow_headers_idle_keepalive_and_silent_connections_are_closed(impatient
     assert impatient_node.is_running()
 
 
+def read_until_closed(sock, within=WAIT):
+    """Everything the server sends until it closes its side, within `within` seconds."""
+    sock.settimeout(within)
+    received = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return received
+        received += chunk
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/socket.io/?EIO=4&transport=polling"])
+def test_headers_over_the_parser_limit_get_431_and_the_connection_closes(node1, path):
+    """NIO's parser takes 80 KiB of header names and values; past it the request is answered
+    431 and the node closes its side at once, instead of leaving the client to the idle timeout."""
+    allowed = socket.create_connection(("127.0.0.1", node1.port), timeout=WAIT)
+    allowed.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: {'a' * 50_000}\r\n\r\n".encode())
+    assert read_until_closed(allowed).startswith(b"HTTP/1.1 200"), "a 50 KB header is within the limit"
+    refused = socket.create_connection(("127.0.0.1", node1.port), timeout=WAIT)
+    refused.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Big: {'a' * 100_000}\r\n\r\n".encode())
+    answer = read_until_closed(refused)
+    assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), answer[:200]
+    assert node1.is_running()
+
+
 def test_a_long_poll_outlives_the_idle_timeout(api, impatient_node):
     """No clock runs while a response is being made: a poll waits for the next ping."""
     account = api.register("patient")
