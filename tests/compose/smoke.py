@@ -18,10 +18,12 @@ bounded.
 What a client does here as an application would (and the test says so when it happens):
 - python-socketio does not reconnect by itself after Engine.IO's close packet, which is how the
   drain answers a pending poll (the JS client does reconnect): the test reconnects it (NOTE line).
-- Right after a node stops, nginx still sends some requests to its address until the kernel gives
-  up on it (seconds; the client's requests time out after 5 s): a connect is tried again, and an
-  event lost with its connection is sent again with the same requestId (the server answers a
-  repeat with the first answer and changes nothing).
+- Right after a node stops, nginx still sends some requests to its address, and with the
+  template's default proxy_connect_timeout (60 s) such a request can hang up to a minute, while
+  the client's own requests time out after 5 s: the client is driven until it is back (a new
+  connection, a join again, up to 120 s; a NOTE line says so), and an event lost with its
+  connection is sent again with the same requestId (the server answers a repeat with the first
+  answer and changes nothing). Each line says how long a socket took to come back.
 
 Prints one line per check, `ALL OK` at the end; exits non-zero on the first failure.
 """
@@ -141,16 +143,45 @@ class Client:
         self.sio.connect(self.base, auth={"token": self.token}, transports=self.transports,
                          socketio_path="socket.io", wait_timeout=WAIT)
 
-    def try_connect(self):
-        """One attempt, as the client's own reconnection makes them: right after a node stops,
-        nginx may still send a request to its address, which hangs until the kernel gives up on
-        it (a few seconds, longer than the client's 5 s request timeout)."""
-        try:
-            self.connect()
-            return True
-        except socketio.exceptions.ConnectionError as e:
-            print(f"     {self.label}: connect failed ({e}), trying again", flush=True)
-            return False
+    def settled(self, node_id):
+        """Connected to that node and, if it reconnected, back in its rooms."""
+        return self.sio.connected and self.sid.startswith(node_id) and self.rejoined == self.connects
+
+    def recover(self, node_id, timeout):
+        """Drives the client, as an application would, until it is connected to that node and back
+        in its rooms: join again if that is what is missing, else start a new connection. A first
+        attempt may fail: right after a node stops, nginx still sends some requests to its
+        address, and they hang until the kernel gives up on it (seconds; the client's own requests
+        time out after 5 s); the client may then think itself connected while its session is gone."""
+        deadline = time.monotonic() + timeout
+        while not self.settled(node_id):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.label}: not back on {node_id} within {timeout} s (sid {self.sid!r})")
+            if self.sio.connected and self.sid.startswith(node_id):
+                connection = self.connects
+                try:
+                    for room in sorted(self.rooms):
+                        ack = self.sio.call("room:join", {"roomId": room, "since": self.offsets.get(room)}, timeout=10)
+                        assert isinstance(ack, dict) and ack.get("data", {}).get("roomId") == room, ack
+                    with self.cond:
+                        self.rejoined = max(self.rejoined, connection)
+                        self.recovered = ack["data"].get("recovered")
+                    continue
+                except socketio.exceptions.SocketIOError as e:
+                    print(f"     {self.label}: join again failed ({e!r}): a new connection", flush=True)
+            try:
+                self.sio.disconnect()
+            except socketio.exceptions.SocketIOError:
+                pass
+            try:
+                self.connect()
+            except socketio.exceptions.ConnectionError as e:
+                print(f"     {self.label}: connect failed ({e}), trying again", flush=True)
+                try:
+                    self.sio.eio.disconnect(abort=True)  # an Engine.IO session left half open
+                except Exception:  # noqa: BLE001 - whatever state the failed attempt left
+                    pass
+                time.sleep(0.5)
 
     @property
     def sid(self):
@@ -179,7 +210,9 @@ class Client:
     def join(self, room):
         ack = self.call("room:join", {"roomId": room})
         assert ack.get("roomId") == room, ack
-        self.rooms.add(room)
+        with self.cond:
+            self.rooms.add(room)
+            self.rejoined = self.connects
         return ack
 
     def wait_event(self, event, predicate=lambda d: True, timeout=WAIT, after=0):
@@ -324,21 +357,24 @@ def main():
     ok(f"podman stop {victim}", f"({time.monotonic() - started:.1f} s)")
     for c in moved:
         wait_until(f"{c.label} to be disconnected", lambda: c.disconnects > before[c.label][1])
+    for c in everyone:
+        # Those on the stopped node move; so may a socket of the other node whose poll or
+        # WebSocket nginx had sent through the stopped one (which passes such requests on to the
+        # owner). Each joins the room again from its last offset (Client._rejoin).
         if c.disconnect_reason == socketio.Client.reason.SERVER_DISCONNECT:
             # The drain answers a pending poll with Engine.IO's close packet; python-socketio
             # takes that for a deliberate disconnect and does not reconnect by itself (the JS
-            # client does). Reconnect as an application would, and say so.
+            # client does).
             print(f"NOTE {c.label}: disconnected with reason {c.disconnect_reason!r}: python-socketio "
                   "does not reconnect by itself after Engine.IO's close packet; reconnecting explicitly",
                   flush=True)
-            wait_until(f"{c.label} to connect again", c.try_connect, timeout=60, interval=0.5)
-    for c in everyone:
-        # Those on the stopped node move; a poll of a socket on the other node that nginx had sent
-        # through the stopped one (which passes it on) is cut too, and that socket reconnects.
-        # Each joins the room again from its last offset (Client._rejoin).
-        wait_until(f"{c.label} connected to {survivor} and back in the room",
-                   lambda: c.sio.connected and c.sid.startswith(node_ids[survivor])
-                   and (c.connects == before[c.label][0] or c.rejoined == c.connects), timeout=90)
+        else:
+            try:
+                wait_until(f"{c.label} back by itself", lambda: c.settled(node_ids[survivor]), timeout=15)
+            except AssertionError:
+                print(f"NOTE {c.label}: not back by itself within 15 s (connected={c.sio.connected}, "
+                      f"sid={c.sid!r}); reconnecting explicitly", flush=True)
+        c.recover(node_ids[survivor], 120)
         if c.connects > before[c.label][0]:
             ok(f"{c.label} reconnected through nginx to {survivor}",
                f"sid={c.sid} transport={c.sio.transport()} recovered={c.recovered} "
