@@ -17,7 +17,7 @@ bounded.
 
 What a client does here as an application would (and the test says so when it happens):
 - python-socketio does not reconnect by itself after Engine.IO's close packet, which is how the
-  drain answers a pending poll (the JS client does reconnect): the test reconnects it (NOTE line).
+  drain answers a pending poll: the test reconnects it (NOTE line).
 - Right after a node stops, nginx still sends some requests to its address, and with the
   template's default proxy_connect_timeout (60 s) such a request can hang up to a minute, while
   the client's own requests time out after 5 s: the client is driven until it is back (a new
@@ -363,8 +363,7 @@ def main():
         # owner). Each joins the room again from its last offset (Client._rejoin).
         if c.disconnect_reason == socketio.Client.reason.SERVER_DISCONNECT:
             # The drain answers a pending poll with Engine.IO's close packet; python-socketio
-            # takes that for a deliberate disconnect and does not reconnect by itself (the JS
-            # client does).
+            # takes that for a deliberate disconnect and does not reconnect by itself.
             print(f"NOTE {c.label}: disconnected with reason {c.disconnect_reason!r}: python-socketio "
                   "does not reconnect by itself after Engine.IO's close packet; reconnecting explicitly",
                   flush=True)
