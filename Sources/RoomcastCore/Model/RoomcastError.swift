@@ -22,6 +22,8 @@ public struct RoomcastError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let forbidden = Code(rawValue: "forbidden")
         /// The room, user or element does not exist.
         public static let notFound = Code(rawValue: "not_found")
+        /// The path exists, but not for this HTTP method (REST only; the response says which in `Allow`).
+        public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
         /// The request conflicts with existing state (username taken).
         public static let conflict = Code(rawValue: "conflict")
         /// A body or frame exceeded its size limit.

@@ -198,6 +198,8 @@ public struct Gateway: Sendable {
         PushTokenRoutes(tokens: pushTokens).register(on: api)
         ElementRoutes(elements: elements, reactions: reactions, notifier: notifier, users: users).register(on: api)
         NotificationRoutes(notifications: notifications).register(on: api)
+        // Last, so it wraps only the not-found responder (see the middleware).
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
 
         return Assembly(
             redis: redis, router: router, hub: hub, presence: presence, heartbeat: heartbeat, pushWorkers: pushWorkers,

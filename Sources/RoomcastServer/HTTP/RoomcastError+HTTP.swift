@@ -12,6 +12,7 @@ extension RoomcastError: HTTPResponseError {
         case .unauthorized, .tokenExpired: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .conflict: .conflict
         case .limitExceeded: .unprocessableContent
         case .payloadTooLarge: .contentTooLarge
