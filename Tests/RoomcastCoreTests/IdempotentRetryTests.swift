@@ -38,7 +38,7 @@ struct IdempotentRetryTests {
                 #expect(try await f.elements.snapshot(of: f.room, for: f.alice.id).elements.count == 4)
             }
             // Recorded for a day, in the room's slot.
-            let ttl = try Int(redisReply: try await redis.send(RedisCommand("TTL", RedisKeys.roomRequest(f.room, user: f.alice.id, request: request))))
+            let ttl = try Int(redisReply: try await redis.send(RedisCommand("TTL", RedisKeys.roomRequest(f.room, user: f.alice.id, operation: .elementCreate, request: request))))
             #expect((86_000...86_400).contains(ttl))
         }
     }

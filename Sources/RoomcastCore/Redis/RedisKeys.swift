@@ -39,10 +39,18 @@ public enum RedisKeys {
     /// Fields `p` and `s` hold the frame before and after the offset.
     public static func roomStream(_ id: RoomID) -> String { "room:{\(id)}:stream" }
 
-    /// String (expires after a day): the recorded reply of `user`'s request `request` in the room,
-    /// returned again when the client retries it (see `_request.lua`).
-    public static func roomRequest(_ room: RoomID, user: UserID, request: RequestID) -> String {
-        "room:{\(room)}:request:\(user):\(request)"
+    /// The mutations a client may retry with a request id; each keeps its own replies, so one id
+    /// used for two kinds of mutation is two requests, and a retry never gets another kind's reply.
+    public enum RequestOperation: String, Sendable {
+        case elementCreate = "element_create"
+        case messageSend = "message_send"
+        case reactionToggle = "reaction_toggle"
+    }
+
+    /// String (expires after a day): the recorded reply of `user`'s `operation` with the request id
+    /// `request` in the room, returned again when the client retries it (see `_request.lua`).
+    public static func roomRequest(_ room: RoomID, user: UserID, operation: RequestOperation, request: RequestID) -> String {
+        "room:{\(room)}:request:\(user):\(operation.rawValue):\(request)"
     }
 
     // MARK: Channels

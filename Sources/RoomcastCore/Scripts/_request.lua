@@ -1,6 +1,7 @@
 -- Idempotent retries (prepended to the scripts of element:create, message:send and reaction
 -- toggles). A mutation sent with a client-chosen request id gets, as its last KEY, the request
--- key room:{<roomId>}:request:<userId>:<requestId>: the script records its reply there for a day,
+-- key room:{<roomId>}:request:<userId>:<operation>:<requestId> (one per kind of mutation, so an id
+-- reused for another kind is another request): the script records its reply there for a day,
 -- and the same request again (after a reconnect, on any node) gets `{ 'replayed', <that reply as
 -- JSON> }` and changes nothing.
 

@@ -55,7 +55,7 @@ public struct ElementStore: Sendable {
                 RoomcastScripts.elementCreate, room: room, element: id,
                 [user.id.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, creator, maxElements] + fields,
                 extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
-                    + (requestId.map { [RedisKeys.roomRequest(room, user: user.id, request: $0)] } ?? [])
+                    + (requestId.map { [RedisKeys.roomRequest(room, user: user.id, operation: .elementCreate, request: $0)] } ?? [])
             )
         )
         let element = try Self.elementJSON(outcome.reply, at: 1)

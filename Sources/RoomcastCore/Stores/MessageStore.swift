@@ -45,7 +45,7 @@ public struct MessageStore: Sendable {
             RedisKeys.roomStream(roomId), RedisKeys.roomChannel(roomId), RedisKeys.roomMessageReads(roomId),
             RedisKeys.roomMessages(roomId),
         ]
-        if let requestId { keys.append(RedisKeys.roomRequest(roomId, user: sender.id, request: requestId)) }
+        if let requestId { keys.append(RedisKeys.roomRequest(roomId, user: sender.id, operation: .messageSend, request: requestId)) }
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.messageSend,

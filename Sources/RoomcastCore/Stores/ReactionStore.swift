@@ -30,7 +30,7 @@ public struct ReactionStore: Sendable {
             throw RoomcastError(.internalError, "could not encode the reaction")
         }
         var keys = RedisKeys.elementScriptKeys(room: room, element: element)
-        if let requestId { keys.append(RedisKeys.roomRequest(room, user: user.id, request: requestId)) }
+        if let requestId { keys.append(RedisKeys.roomRequest(room, user: user.id, operation: .reactionToggle, request: requestId)) }
         let outcome = try MutationReply(try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.reactionToggle, keys: keys,
