@@ -42,6 +42,7 @@ scripts/setup-tests.sh  # chromium, chromedriver (tests/e2e/test_console.py) and
 .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
 .venv/bin/python -m pytest -q tests/e2e
 ROOMCAST_TEST_REDIS=cluster .venv/bin/python -m pytest -q tests/e2e --ignore tests/e2e/test_deployment.py
+scripts/schemathesis.sh  # the OpenAPI document's fuzzer against one live node, default checks (README → Talking to it)
 scripts/compose-test.sh  # the image and both compose files, unmodified, under podman (README → Docker)
 
 # WebSocket conformance: Autobahn|Testsuite's fuzzing client against the gateway's WebSocket stack
