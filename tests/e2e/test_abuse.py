@@ -376,7 +376,7 @@ def test_a_drain_ends_on_time_whatever_half_sent_requests_wait(roomcast_binary, 
 
 
 def test_a_socket_whose_token_expires_is_told_and_closed(api, impatient_node):
-    """Checked at the keep-alive ticks (every ping interval, 6 s here)."""
+    """Told and closed at the token's expiry (tests/e2e/test_token_lifetime.py times it)."""
     account = api.register("expiring")
     # Seconds of validity, so that a slow CONNECT still comes before the expiry.
     token = jwt_sign({"sub": account.id, "exp": int(time.time()) + 5})

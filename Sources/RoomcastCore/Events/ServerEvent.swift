@@ -35,6 +35,8 @@ public enum ServerEvent: String, CaseIterable, Sendable {
     // To one socket: its join's snapshot, and refusals of events sent without an ack.
     case elementsBatch = "elements:batch"
     case error = "error"
+    /// The socket's token expires soon: `{expiresAt}`; `auth:refresh` with a new one keeps it.
+    case authExpiring = "auth:expiring"
 
     /// The events a script appends to a room's stream.
     public static let roomEvents: Set<ServerEvent> = [

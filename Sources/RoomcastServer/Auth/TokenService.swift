@@ -68,6 +68,9 @@ struct TokenService: Sendable {
     struct Verified: Sendable {
         let user: UserID
         let expires: Date
+
+        /// `expires` in whole seconds since 1970, rounded up (a socket's timer runs on them).
+        var expirySeconds: Int64 { Int64(expires.timeIntervalSince1970.rounded(.up)) }
     }
 
     /// Verifies `token` and returns its subject.

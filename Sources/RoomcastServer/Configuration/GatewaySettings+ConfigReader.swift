@@ -39,6 +39,7 @@ extension GatewaySettings {
         public static let pingTimeout = "engineio.ping_timeout_ms"
         public static let maxPayload = "engineio.max_payload"
         public static let connectTimeout = "engineio.connect_timeout_ms"
+        public static let expiryWarning = "auth.expiry_warning_ms"
         public static let outboundQueueBytes = "socket.outbound_queue_bytes"
         public static let webSocketCompression = "websocket.compression"
         public static let webSocketCompressionThreshold = "websocket.compression_threshold_bytes"
@@ -147,6 +148,9 @@ extension GatewaySettings {
         socket.maxPayload = try Self.integer(reader, Key.maxPayload, in: 1024...(64 * 1024 * 1024)) ?? socket.maxPayload
         if let milliseconds = try Self.integer(reader, Key.connectTimeout, in: 50...3_600_000) {
             socket.connectTimeout = .milliseconds(milliseconds)
+        }
+        if let milliseconds = try Self.integer(reader, Key.expiryWarning, in: 0...86_400_000) {
+            socket.expiryWarning = .milliseconds(milliseconds)
         }
         socket.outboundQueueBytes = try Self.integer(reader, Key.outboundQueueBytes, in: 1024...(1024 * 1024 * 1024)) ?? socket.outboundQueueBytes
         socket.inboundQueueBytes = try Self.integer(reader, Key.inboundQueueBytes, in: 1024...(1024 * 1024 * 1024)) ?? socket.inboundQueueBytes

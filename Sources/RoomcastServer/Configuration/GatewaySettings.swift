@@ -92,6 +92,9 @@ public struct SocketSettings: Sendable {
     public var maxPayload: Int = 1_000_000
     /// How long a new connection may take to send its Socket.IO CONNECT.
     public var connectTimeout: Duration = .seconds(45)
+    /// How long before its token expires a socket is sent `auth:expiring`, so that the app can
+    /// send `auth:refresh` without losing the socket or its rooms.
+    public var expiryWarning: Duration = .seconds(60)
     /// Bytes queued for one socket that does not read them (frames written while its
     /// connection cannot take more, or frames waiting for a poll) before it counts as too slow
     /// and is disconnected. Each frame counts its size plus ``OutboundBudget/perFrameBytes``.

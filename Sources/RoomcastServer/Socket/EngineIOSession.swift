@@ -22,6 +22,9 @@ final class EngineIOSession {
     /// timeout, the next ping, or the check that the last ping was answered.
     private var timer: Scheduled<Void>?
     private var heartbeat: EngineIOHeartbeat
+    /// `auth:expiring` went out for the token's current expiry.
+    private var hasWarnedOfExpiry = false
+    private let expiryWarning: Int64
 
     /// Starts a session: sends the open packet and arms the timers. Call on `loop`.
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
@@ -31,17 +34,21 @@ final class EngineIOSession {
         self.loop = loop
         self.onEnd = onEnd
         self.isPolling = !upgrades.isEmpty
+        self.expiryWarning = Int64(settings.expiryWarning.wholeMilliseconds / 1000)
         self.heartbeat = EngineIOHeartbeat(
             now: .now(), pingInterval: .init(settings.pingInterval), pingTimeout: .init(settings.pingTimeout),
             connectTimeout: .init(settings.connectTimeout)
         )
         session.send(SocketConnection.openPacket(session.id, settings, upgrades: upgrades))
+        // Until `end()`, which breaks these cycles (session → closure → self → session).
+        let bound = NIOLoopBound(self, eventLoop: loop)
         if isPolling {
-            // Until `end()`, which breaks this cycle (session → closure → self → session).
-            let bound = NIOLoopBound(self, eventLoop: loop)
             session.onPollingClose {
                 bound.eventLoop.execute { bound.value.end() }
             }
+        }
+        session.onTokenExpiryChange {
+            bound.eventLoop.execute { bound.value.tokenExpiryChanged() }
         }
         arm()
     }
@@ -91,6 +98,7 @@ final class EngineIOSession {
         hasEnded = true
         timer?.cancel()
         session.onPollingClose(nil)
+        session.onTokenExpiryChange(nil)
         session.connectionClosed()
         connection.enqueue(.disconnect)
         onEnd()
@@ -98,19 +106,42 @@ final class EngineIOSession {
 
     // MARK: Keep-alive
 
+    /// The one timer runs at the heartbeat's next deadline or the token's, whichever comes first.
     private func arm() {
         timer?.cancel()
-        timer = loop.assumeIsolated().scheduleTask(deadline: heartbeat.nextDeadline) { [self] in tick() }
+        timer = loop.assumeIsolated().scheduleTask(deadline: min(heartbeat.nextDeadline, tokenDeadline)) { [self] in tick() }
+    }
+
+    /// A CONNECT or `auth:refresh` set a new expiry: warned of anew, and the timer follows it.
+    private func tokenExpiryChanged() {
+        guard !hasEnded else { return }
+        hasWarnedOfExpiry = false
+        arm()
+    }
+
+    /// When the token needs the timer next: its warning, then its expiry.
+    private var tokenDeadline: NIODeadline {
+        let expiry = session.tokenExpiry.load(ordering: .relaxed)
+        guard expiry != .max else { return .distantFuture }
+        let due = hasWarnedOfExpiry ? expiry : expiry - expiryWarning
+        let seconds = max(0, Double(due) - Date().timeIntervalSince1970)
+        return .now() + .nanoseconds(Int64(seconds * 1_000_000_000))
     }
 
     private func tick() {
         guard !hasEnded else { return }
-        if Int64(Date().timeIntervalSince1970) >= session.tokenExpiry.load(ordering: .relaxed) {
+        let expiry = session.tokenExpiry.load(ordering: .relaxed)
+        let now = Date().timeIntervalSince1970
+        if now >= Double(expiry) {
             // As a server-side disconnect: socket.io-client then waits for the app to connect
             // again with a new token instead of retrying this one.
             session.send(SocketReply.errorEvent(RoomcastError(.tokenExpired, "token expired: connect again with a new token"), event: nil))
             session.send(SocketIOFrame.disconnect())
             return close(.normalClosure, reason: "token expired")
+        }
+        if !hasWarnedOfExpiry, expiry != .max, now >= Double(expiry - expiryWarning) {
+            hasWarnedOfExpiry = true
+            session.send(SocketReply.authExpiring(at: expiry))
         }
         switch heartbeat.tick(now: .now(), hasConnected: session.hasConnected.load(ordering: .relaxed)) {
         case .none:

@@ -248,12 +248,14 @@ final class SocketConnection: Sendable {
             }
             // Stored first: the CONNECT frame goes out within `connect`, and the timers must see
             // the token's expiry and the connect by then. Undone below if it fails.
-            state.session.tokenExpiry.store(Int64(verified.expires.timeIntervalSince1970.rounded(.up)), ordering: .relaxed)
+            state.session.tokenExpiry.store(verified.expirySeconds, ordering: .relaxed)
             state.session.hasConnected.store(true, ordering: .relaxed)
             try await state.connect(as: verified.user, sending: SocketIOFrame.connect(sid: Self.randomID()))
+            // Now the engine's timer follows it: its `auth:expiring` comes after the CONNECT frame.
+            state.session.setTokenExpiry(verified.expirySeconds)
             logger.info("socket connected")
         } catch {
-            state.session.tokenExpiry.store(.max, ordering: .relaxed)
+            state.session.setTokenExpiry(.max)
             state.session.hasConnected.store(false, ordering: .relaxed)
             GatewayMetrics.socketRejections.increment(error.code.rawValue)
             logger.info("socket connect refused", metadata: ["code": .string(error.code.rawValue)])

@@ -30,6 +30,8 @@ enum SocketEvents {
         var requestId: RequestID?
     }
     struct MessageResult: Encodable, Sendable { var message: Message }
+    /// `{token}`: a new token for the socket's own user, before the one it has expires.
+    struct RefreshRequest: Decodable, Sendable { var token: String }
 
     /// The router with every event registered.
     static func router() -> SocketEventRouter {
@@ -46,6 +48,17 @@ enum SocketEvents {
                 request.text, from: state.connectedUser, to: request.roomId, requestId: request.requestId
             )
             return MessageResult(message: sent.message)
+        }
+        // The new token's expiry replaces the old one, whether later or sooner: the socket keeps
+        // its rooms. Only the same user: a socket's identity never changes.
+        router.on("auth:refresh", RefreshRequest.self) { state, request in
+            let verified = try state.services.tokens.verifyToken(request.token)
+            guard verified.user == state.connectedUser.id else {
+                throw RoomcastError(.forbidden, "the token is another user's: a socket keeps the user it connected as")
+            }
+            let expiry = verified.expirySeconds
+            state.session.setTokenExpiry(expiry)
+            return SocketReply.Expiry(expiresAt: Timestamp(milliseconds: expiry * 1000))
         }
         registerElementEvents(on: &router)
         registerPreviewEvents(on: &router)

@@ -22,6 +22,18 @@ enum SocketReply {
         SocketIOFrame.event(name: ServerEvent.error.rawValue, payload: encode(ErrorEvent(code: error.code.rawValue, message: error.message, event: event)))
     }
 
+    /// `42["auth:expiring",{"expiresAt":"<ISO 8601>"}]`: the socket's token expires at `seconds`
+    /// since 1970; `auth:refresh` with a new one keeps the socket.
+    static func authExpiring(at seconds: Int64) -> ByteBuffer {
+        SocketIOFrame.event(name: ServerEvent.authExpiring.rawValue, payload: encode(Expiry(expiresAt: Timestamp(milliseconds: seconds * 1000))))
+    }
+
+    /// `{"expiresAt":"<ISO 8601>"}`: when a socket's token expires (the `auth:expiring` event
+    /// and the `auth:refresh` ack).
+    struct Expiry: Encodable, Sendable {
+        var expiresAt: Timestamp
+    }
+
     /// `44{"message":...,"data":{"code":...}}`
     static func connectError(_ error: RoomcastError, namespace: String = "/") -> ByteBuffer {
         SocketIOFrame.connectError(message: error.message, code: error.code.rawValue, namespace: namespace)

@@ -31,8 +31,8 @@ final class SocketSession: Sendable {
     let id: String
     /// Set once a Socket.IO CONNECT succeeded, for the connect timeout.
     let hasConnected = Atomic<Bool>(false)
-    /// When the token the socket connected with expires (seconds since 1970): the socket is
-    /// told and closed at the first keep-alive tick from then on.
+    /// When the socket's token expires (seconds since 1970; `.max` until a CONNECT): warned of
+    /// before and closed at, by the session's engine. Set with ``setTokenExpiry(_:)``.
     let tokenExpiry = Atomic<Int64>(.max)
 
     private enum Outbound {
@@ -92,6 +92,8 @@ final class SocketSession: Sendable {
         /// Told when the session closes while polling, from whatever side: its engine must end
         /// it (nothing else tells a polling session's engine that it is over).
         var onPollingClose: (@Sendable () -> Void)?
+        /// Told when the token's expiry changes (a CONNECT, a refresh): the engine's timer follows.
+        var onTokenExpiryChange: (@Sendable () -> Void)?
         var poll: EventLoopPromise<ByteBuffer>?
         /// A WebSocket probe of this session was answered and its upgrade packet is awaited:
         /// polls with nothing to take end at once with a noop, as the client waits for its
@@ -253,6 +255,17 @@ final class SocketSession: Sendable {
     /// Engine.IO's close packet to the next poll). The first reason given wins.
     func close(_ code: WebSocketErrorCode, reason: String) {
         perform(state.withLock { state in Self.enqueue(.close(WebSocketCloseReason(code, reason)), &state) }, nil)
+    }
+
+    /// Sets what is told when the token's expiry changes; nil to stop.
+    func onTokenExpiryChange(_ body: (@Sendable () -> Void)?) {
+        state.withLock { $0.onTokenExpiryChange = body }
+    }
+
+    /// The socket's token now expires at `seconds` since 1970 (`.max`: no token).
+    func setTokenExpiry(_ seconds: Int64) {
+        tokenExpiry.store(seconds, ordering: .relaxed)
+        state.withLock { $0.onTokenExpiryChange }?()
     }
 
     /// The client closed the session (Engine.IO's close packet): nothing more is sent, and a
