@@ -14,8 +14,12 @@ extension MessageStore {
     public func history(of room: RoomID, for reader: UserID, before cursor: String?, limit: Int) async throws(RoomcastError) -> MessagePage {
         let limit = max(limit, 1)
         var end = "+"
+        var beforeFirst = false
         if let cursor {
             guard let offset = StreamOffset(cursor) else { throw RoomcastError(.invalidPayload, "cursor is not a cursor of this list") }
+            // Nothing comes before 0-0, and Redis refuses it as an exclusive end ("invalid start
+            // ID for the interval"): that was a 500 (schemathesis found it).
+            beforeFirst = offset.milliseconds == 0 && offset.sequence == 0
             end = "(\(offset)"
         }
         switch try await RoomStore(redis: redis).membership(of: reader, in: room) {
@@ -23,6 +27,7 @@ extension MessageStore {
         case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
         case .participant: break
         }
+        if beforeFirst { return MessagePage(messages: [], nextCursor: nil) }
         let reply = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.send(RedisCommand("XREVRANGE", RedisKeys.roomMessages(room), end, "-", "COUNT", limit + 1))
         }

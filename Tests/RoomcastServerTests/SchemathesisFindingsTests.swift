@@ -4,7 +4,7 @@ import Testing
 
 /// Bugs schemathesis found in the REST API (`scripts/schemathesis.sh`), on a node run as a process.
 @Suite("REST: what schemathesis found", .serialized)
-struct IdempotencyKeyScopeTests {
+struct SchemathesisFindingsTests {
     /// A note's body with optional extra fields.
     static func note(_ extra: String = "") -> String {
         #"{"type":"note","positionX":1,"positionY":2,"width":30,"height":40\#(extra)}"#
@@ -83,6 +83,34 @@ struct IdempotencyKeyScopeTests {
                 let refused = try await ElementSocketTests.rest("POST", "/api/rooms/\(room)/elements", as: alice, body: body, on: node)
                 #expect(refused.status == 400, "\(bad): \(refused.json)")
             }
+            await node.stop()
+        }
+    }
+
+    /// `GET /api/rooms/:roomId/messages?cursor=0-0` was a 500: Redis refuses `(0-0` as the
+    /// exclusive end of `XREVRANGE`. Nothing comes before the first offset: an empty last page.
+    @Test("the chat history before offset 0-0 is an empty last page")
+    func historyBeforeFirstOffset() async throws {
+        try await TestRedis.with { redis in
+            let node = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
+            let alice = try await TwoNodeCluster.register("alice", on: node)
+            let bob = try await TwoNodeCluster.register("bob", on: node)
+            let room = try await MetricsEndpointTests.createRoom(by: alice, with: bob, on: node)
+            let socket = try await SocketIOTestClient.connect(port: node.port, auth: #"{"token":"\#(alice.token)"}"#)
+            _ = try await ElementSocketTests.join(socket, room)
+            let sent = try await socket.emitWithAck("message:send", ["roomId": .string(room), "text": "hello"])
+            #expect(sent["data"].objectValue != nil, "\(sent)")
+            for cursor in ["0-0", "00-0"] {
+                let page = try await ElementSocketTests.rest("GET", "/api/rooms/\(room)/messages?cursor=\(cursor)&limit=1", as: alice, on: node)
+                #expect(page.status == 200, "\(page.json)")
+                #expect(page.json["data"].arrayValue?.isEmpty == true, "\(page.json)")
+                #expect(page.json["nextCursor"] == .null, "\(page.json)")
+            }
+            let from = try await ElementSocketTests.rest("GET", "/api/rooms/\(room)/messages?cursor=0-1", as: alice, on: node)
+            #expect(from.status == 200, "\(from.json)")
+            let newest = try await ElementSocketTests.rest("GET", "/api/rooms/\(room)/messages", as: alice, on: node)
+            #expect(newest.json["data"].arrayValue?.count == 1, "\(newest.json)")
+            _ = try await socket.close()
             await node.stop()
         }
     }
