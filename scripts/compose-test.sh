@@ -82,9 +82,27 @@ if [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$requirements" ]; then
     echo "$requirements" >"$venv/.requirements"
 fi
 py="$venv/bin/python"
-compose() { timeout 300 "$venv/bin/podman-compose" "$@"; }
+# --foreground: a signal to this script's process group reaches them (timeout makes a group of its own).
+compose() { timeout --foreground 300 "$venv/bin/podman-compose" "$@"; }
 
 # ---- cleanup, whatever happens from here on ----------------------------------------------------
+# A stack goes with everything it made: compose down -v, then whatever is left under its compose
+# labels, and the anonymous volumes its containers had (images with a VOLUME, such as redis's, get
+# one in every container that does not mount a named volume there: redis-cluster-init here).
+take_down() {  # INDEX into files/projects
+    local file=${files[$1]} project=${projects[$1]} anonymous
+    anonymous="$(podman ps -aq --filter "label=io.podman.compose.project=$project" \
+        | xargs -r podman inspect -f '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}' 2>/dev/null)"
+    timeout --foreground 120 "$venv/bin/podman-compose" -f "$file" down -v -t 10
+    local status=$?
+    podman ps -aq --filter "label=io.podman.compose.project=$project" | xargs -r podman rm -f -t 0
+    podman pod rm -f "pod_$project" 2>/dev/null
+    podman volume ls -q --filter "label=io.podman.compose.project=$project" | xargs -r podman volume rm -f
+    # shellcheck disable=SC2086
+    [ -z "${anonymous// /}" ] || podman volume rm -f $anonymous 2>/dev/null
+    podman network ls -q --filter "label=io.podman.compose.project=$project" | xargs -r podman network rm -f
+    return "$status"
+}
 external_before="$(podman ps -aq --external --no-trunc 2>/dev/null | sort || true)"
 cleanup() {
     local status=$?
@@ -103,14 +121,7 @@ cleanup() {
         done
     fi
     step "cleanup"
-    for i in "${!files[@]}"; do
-        timeout 120 "$venv/bin/podman-compose" -f "${files[$i]}" down -v -t 5 >>"$logs/down.log" 2>&1
-        local p="${projects[$i]}"
-        podman ps -aq --filter "label=io.podman.compose.project=$p" | xargs -r podman rm -f -t 0 >/dev/null 2>&1
-        podman pod rm -f "pod_$p" >/dev/null 2>&1
-        podman volume ls -q --filter "label=io.podman.compose.project=$p" | xargs -r podman volume rm -f >/dev/null 2>&1
-        podman network ls -q --filter "label=io.podman.compose.project=$p" | xargs -r podman network rm -f >/dev/null 2>&1
-    done
+    for i in "${!files[@]}"; do take_down "$i" >/dev/null 2>&1; done
     # Working containers of a `podman build` cut short (buildah's), if this run left any.
     comm -13 <(echo "$external_before") <(podman ps -aq --external --no-trunc 2>/dev/null | sort) \
         | xargs -r podman rm -f >/dev/null 2>&1
@@ -232,11 +243,11 @@ run_stack() {  # INDEX
     wait_ready http://127.0.0.1:8080/readyz 30
     for c in "${nodes[@]}"; do check_node "$c"; done
     step "$file: smoke test through nginx"
-    timeout 300 "$py" tests/compose/smoke.py --base http://127.0.0.1:8080 --node "${nodes[0]}" --node "${nodes[1]}" \
+    timeout --foreground 300 "$py" tests/compose/smoke.py --base http://127.0.0.1:8080 --node "${nodes[0]}" --node "${nodes[1]}" \
         >"$logs/smoke-$project.log" 2>&1 || { sed 's/^/    /' "$logs/smoke-$project.log"; die "$file: smoke test failed"; }
     sed 's/^/    /' "$logs/smoke-$project.log"
     step "$file: down -v"
-    compose -f "$file" down -v -t 10 >"$logs/down-$project.log" 2>&1 || die "$file: down failed"
+    take_down "$1" >"$logs/down-$project.log" 2>&1 || die "$file: down failed"
 }
 
 if (exec 3<>/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
@@ -255,7 +266,7 @@ compose -f "${files[1]}" up -d --no-build redis1 redis2 redis3 redis-cluster-ini
     || die "${files[1]}: up (Redis) failed"
 init="$(container_of roomcast-cluster redis-cluster-init)"
 [ -n "$init" ] || die "no redis-cluster-init container"
-init_status="$(timeout 120 podman wait "$init")" || die "redis-cluster-init did not end within 120 s"
+init_status="$(timeout --foreground 120 podman wait "$init")" || die "redis-cluster-init did not end within 120 s"
 [ "$init_status" = 0 ] || die "redis-cluster-init exited $init_status"
 echo "    $init: exit 0, $(podman logs "$init" 2>&1 | tail -1)"
 step "${files[1]}: up -d --no-deps node1 node2 nginx"

@@ -99,6 +99,18 @@ class Client:
         self.recovered = None
         self.disconnects = 0
         self.disconnect_reason = None
+        self.sio = None
+        self._new_client()
+
+    def _new_client(self):
+        """A fresh python-socketio client (the first, or one replacing a client whose state got
+        stuck: under the failed requests after a node stops, its own reconnection can leave it
+        `connected` with no Engine.IO session, refusing every connect with 'Already connected')."""
+        if self.sio is not None:
+            try:
+                self.sio.shutdown()
+            except Exception:  # noqa: BLE001 - whatever state the old client is in
+                pass
         self.sio = socketio.Client(reconnection=True, reconnection_delay=0.5,
                                    reconnection_delay_max=2, randomization_factor=0.2)
         self.sio.on("connect", self._on_connect)
@@ -169,19 +181,31 @@ class Client:
                     continue
                 except socketio.exceptions.SocketIOError as e:
                     print(f"     {self.label}: join again failed ({e!r}): a new connection", flush=True)
+            if self.sio.connected and not self.sid:
+                print(f"     {self.label}: client says connected without a session: a new client", flush=True)
+                self._new_client()
             try:
                 self.sio.disconnect()
             except socketio.exceptions.SocketIOError:
                 pass
-            try:
-                self.connect()
-            except socketio.exceptions.ConnectionError as e:
-                print(f"     {self.label}: connect failed ({e}), trying again", flush=True)
+            if not self.try_connect():
+                time.sleep(0.5)
+
+    def try_connect(self):
+        """One connection attempt; a failed one is said and cleaned up."""
+        try:
+            self.connect()
+            return True
+        except socketio.exceptions.ConnectionError as e:
+            print(f"     {self.label}: connect failed ({e}), trying again", flush=True)
+            if "Already connected" in str(e):
+                self._new_client()
+            else:
                 try:
                     self.sio.eio.disconnect(abort=True)  # an Engine.IO session left half open
                 except Exception:  # noqa: BLE001 - whatever state the failed attempt left
                     pass
-                time.sleep(0.5)
+            return False
 
     @property
     def sid(self):
@@ -276,7 +300,9 @@ def main():
     for name in ("alice", "bob"):
         for mode, transports in (("ws", None), ("polling", ["polling"])):
             c = Client(f"{name}-{mode}", base, users[name]["token"], transports)
-            c.connect()
+            # Tried again on failure, as a client would: once, right after a stack came up, a
+            # node's first Redis connections timed out for a second, and a CONNECT with them.
+            wait_until(f"{c.label} to connect", c.try_connect, timeout=30, interval=0.5)
             clients[c.label] = c
     for c in clients.values():
         want = "polling" if c.transports else "websocket"
