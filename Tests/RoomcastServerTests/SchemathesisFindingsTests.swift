@@ -114,4 +114,22 @@ struct SchemathesisFindingsTests {
             await node.stop()
         }
     }
+
+    /// `PUT /api/users/me` setting all four profile fields (the email already set or set in it)
+    /// was a 500: nothing was left to clear, and `HDEL` without a field is a Redis error.
+    @Test("a profile change that leaves every profile field set is answered")
+    func profileWithEveryField() async throws {
+        try await TestRedis.with { redis in
+            let node = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
+            let alice = try await TwoNodeCluster.register("alice", on: node)
+            let every = #"{"firstName":"Alice","lastName":"Liddell","email":"alice@example.com","avatarUrl":"https://cdn.example.com/a.png"}"#
+            let first = try await ElementSocketTests.rest("PUT", "/api/users/me", as: alice, body: every, on: node)
+            #expect(first.status == 200, "\(first.json)")
+            let again = try await ElementSocketTests.rest("PUT", "/api/users/me", as: alice, body: #"{"lastName":"L.","firstName":"A."}"#, on: node)
+            #expect(again.status == 200, "\(again.json)")
+            #expect(again.json["data"]["email"].stringValue == "alice@example.com")
+            #expect(again.json["data"]["lastName"].stringValue == "L.")
+            await node.stop()
+        }
+    }
 }

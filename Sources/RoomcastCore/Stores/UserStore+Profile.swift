@@ -21,7 +21,9 @@ extension UserStore {
         let set = after.profileFields
         let cleared = ["firstName", "lastName", "email", "avatarUrl"].filter { name in !set.contains { $0.name == name } }
         try await mappingRedisErrors { () throws(RedisError) in
-            var commands = [RedisCommand("HDEL", [RedisKeys.user(id)] + cleared)]
+            // HDEL without a field is a Redis error: with every field set there is nothing to
+            // clear (that was a 500; schemathesis found it).
+            var commands = cleared.isEmpty ? [] : [RedisCommand("HDEL", [RedisKeys.user(id)] + cleared)]
             if !set.isEmpty { commands.append(RedisCommand("HSET", [RedisKeys.user(id)] + set.flatMap { [$0.name, $0.value] as [any RedisArgument] })) }
             for reply in try await redis.pipeline(commands) { _ = try Int(redisReply: reply) }
             if let oldEmail, oldEmail != newEmail {
