@@ -74,6 +74,31 @@ def start_node(redis_url, log_path):
     sys.exit("roomcast did not become ready:\n" + tail(log_path))
 
 
+def seed_data(base, token):
+    """Gives the fuzzed user something in every list, so that list answers are checked against
+    their schemas with items in them: a room made by another user (a `room_created`
+    notification), an element in it with the user's heart, a push device, a notification from a
+    service with an actor and data."""
+    def call(method, path, bearer=None, body=None, headers=None, expected=(200, 201)):
+        all_headers = dict(headers or {})
+        if bearer:
+            all_headers["Authorization"] = f"Bearer {bearer}"
+        answer = requests.request(method, base + path, json=body, headers=all_headers, timeout=30)
+        assert answer.status_code in expected, f"{method} {path}: {answer.status_code} {answer.text}"
+        return answer.json()["data"]
+
+    me = call("GET", "/api/users/me", token)
+    other = call("POST", "/api/auth/register", body={"username": f"seed_{uuid.uuid4().hex[:12]}", "password": "correct-horse-battery",
+                                                     "displayName": "Seed", "firstName": "Ada", "email": f"{uuid.uuid4().hex[:8]}@example.com"})
+    room = call("POST", "/api/rooms", other["token"], {"otherUserId": me["id"], "name": "seeded"})
+    element = call("POST", f"/api/rooms/{room['id']}/elements", other["token"],
+                   {"type": "photo", "positionX": 1, "positionY": 2, "width": 3, "height": 4, "imageUrl": "https://cdn.example.com/a.png"})
+    call("POST", f"/api/rooms/{room['id']}/elements/{element['id']}/reactions/toggle", token)
+    call("PUT", "/api/users/me/push-token", token, {"token": "ab" * 16, "platform": "ios"})
+    call("POST", "/api/internal/notifications", body={"userId": me["id"], "type": "follow", "title": "Seed followed you", "actorId": other["user"]["id"],
+                                                      "roomId": room["id"], "data": {"followId": "42"}}, headers={"X-Roomcast-Service-Key": SERVICE_KEY})
+
+
 def main():
     redis = RedisServer()
     log_path = os.path.join(redis.directory, "gateway.log")
@@ -85,6 +110,7 @@ def main():
         response = requests.post(f"{base}/api/auth/register", json={"username": username, "password": "correct-horse-battery"}, timeout=30)
         response.raise_for_status()
         token = response.json()["data"]["token"]
+        seed_data(base, token)
         seed = os.environ.get("SCHEMATHESIS_SEED", "20261127")
         command = [
             os.path.join(os.path.dirname(sys.executable), "schemathesis"), "--config-file", os.path.join(HERE, "schemathesis.toml"),
