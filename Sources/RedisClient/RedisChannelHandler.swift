@@ -9,11 +9,6 @@ final class RedisChannelHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// A request waiting for its replies.
-    private struct Pending {
-        var request: RedisRequest
-        var received: [RedisReply] = []
-    }
 
     private enum State {
         case idle
@@ -26,7 +21,11 @@ final class RedisChannelHandler: ChannelInboundHandler {
     /// Set on subscriber connections: push messages go here instead of to a request.
     private let onPush: (@Sendable (RedisPubSubMessage) -> Void)?
     private var state: State = .idle
-    private var pending = CircularBuffer<Pending>(initialCapacity: 16)
+    private var pending = CircularBuffer<RedisRequest>(initialCapacity: 16)
+    /// Replies received so far for the oldest request, when it is a batch (a pipeline). Kept
+    /// outside `pending`: appending to an array held in the buffer copied it on every reply
+    /// (the buffer's subscript has no in-place access), quadratic in the pipeline's length.
+    private var batch: [RedisReply] = []
     private var timeoutTask: Scheduled<Void>?
     /// When `timeoutTask` fires.
     private var timeoutDeadline: NIODeadline = .distantFuture
@@ -54,7 +53,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
             }
             return
         }
-        pending.append(Pending(request: request))
+        pending.append(request)
         context.write(wrapOutboundOut(request.bytes), promise: nil)
         scheduleFlush(context)
         scheduleTimeout(context)
@@ -75,18 +74,18 @@ final class RedisChannelHandler: ChannelInboundHandler {
     private func scheduleTimeout(_ context: ChannelHandlerContext) {
         guard let oldest = pending.first else { return }
         if let timeoutTask {
-            guard oldest.request.deadline < timeoutDeadline else { return }
+            guard oldest.deadline < timeoutDeadline else { return }
             timeoutTask.cancel()
         }
-        timeoutDeadline = oldest.request.deadline
-        timeoutTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: oldest.request.deadline) {
+        timeoutDeadline = oldest.deadline
+        timeoutTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: oldest.deadline) {
             self.timeoutTask = nil
             guard let oldest = self.pending.first else { return }
             // The loop's clock, not `NIODeadline.now()`: they differ on an `EmbeddedEventLoop`.
-            if oldest.request.deadline <= context.eventLoop.now {
+            if oldest.deadline <= context.eventLoop.now {
                 self.close(
                     context,
-                    RedisError(.timeout, "no reply to \(oldest.request.name) from \(self.endpointDescription) in time")
+                    RedisError(.timeout, "no reply to \(oldest.name) from \(self.endpointDescription) in time")
                 )
             } else {
                 self.scheduleTimeout(context)
@@ -139,22 +138,26 @@ final class RedisChannelHandler: ChannelInboundHandler {
             }
             // A cluster node whose slot moved away unsubscribes that slot's sharded channels by
             // itself: the subscriber must start over where the slot lives now.
-            if elements.first?.string == "sunsubscribe", pending.first?.request.name != "SUNSUBSCRIBE" {
+            if elements.first?.string == "sunsubscribe", pending.first?.name != "SUNSUBSCRIBE" {
                 throw RedisError(.connectionClosed, "\(endpointDescription) unsubscribed \(elements.dropFirst().first?.string ?? "a channel") (its slot moved)")
             }
         }
         guard !pending.isEmpty else {
             throw RedisError(.protocolError, "\(endpointDescription) sent a reply nobody asked for: \(reply)")
         }
-        switch pending[pending.startIndex].request.completion {
+        let oldest = pending[pending.startIndex]
+        switch oldest.completion {
         case .single(let promise):
             pending.removeFirst()
             promise.succeed(reply)
         case .batch(let promise):
-            pending[pending.startIndex].received.append(reply)
-            let done = pending[pending.startIndex].received.count == pending[pending.startIndex].request.replyCount
-            guard done else { return }
-            promise.succeed(pending.removeFirst().received)
+            if batch.isEmpty { batch.reserveCapacity(oldest.replyCount) }
+            batch.append(reply)
+            guard batch.count == oldest.replyCount else { return }
+            pending.removeFirst()
+            let replies = batch
+            batch = []
+            promise.succeed(replies)
         }
         // The next request may be due before the timer armed for the one just answered.
         if case .active(let context) = state { scheduleTimeout(context) }
@@ -170,8 +173,9 @@ final class RedisChannelHandler: ChannelInboundHandler {
         state = .closed(error)
         timeoutTask?.cancel()
         timeoutTask = nil
-        while let entry = pending.popFirst() {
-            entry.request.fail(error)
+        batch = []
+        while let request = pending.popFirst() {
+            request.fail(error)
         }
     }
 }
