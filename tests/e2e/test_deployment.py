@@ -215,12 +215,19 @@ def test_dockerfile_copies_what_the_repository_has():
     with open(os.path.join(DOCKER, "Dockerfile"), encoding="utf-8") as handle:
         dockerfile = handle.read()
     stages = re.findall(r"^FROM\s+(\S+)(?:\s+AS\s+(\S+))?", dockerfile, re.MULTILINE)
-    assert len(stages) == 2 and stages[0][0].startswith("swift:"), stages
+    # build (Swift), runtime (what both ways share), prebuilt (a binary built outside, as
+    # scripts/compose-test.sh does), and the default last stage: runtime + the build stage's binary.
+    assert [s[1] for s in stages] == ["build", "runtime", "prebuilt", ""], stages
+    assert stages[0][0].startswith("swift:") and stages[1][0].startswith("debian:"), stages
+    assert stages[2][0] == "runtime" and stages[3][0] == "runtime", stages
     assert "libhiredis-dev" in dockerfile and "libhiredis0.14" in dockerfile
     for source in re.findall(r"^COPY\s+(?!--from)(\S+)\s+\S+", dockerfile, re.MULTILINE):
+        if source.startswith("${PREBUILT}"):
+            continue  # staged by whoever builds --target prebuilt (.build-prebuilt/, not in git)
         assert os.path.exists(os.path.join(REPOSITORY, source)), f"COPY {source}: no such path in the repository"
     # The resource bundles (Lua scripts) travel with the binary.
     assert ".resources" in dockerfile
+    assert dockerfile.rstrip().endswith("COPY --from=build /staging/ /app/")
 
 
 # ---------------------------------------------------------------------------------------------
