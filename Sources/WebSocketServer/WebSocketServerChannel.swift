@@ -28,6 +28,8 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
     private let interceptor: RequestInterceptor?
     /// How long a connection may wait for a whole request (see ``HTTPIdleTimeoutHandler``).
     private let idleTimeout: TimeAmount
+    /// Refuses a connection over its address's limit; `nil`: no limit.
+    private let connectionsPerAddress: ConnectionsPerAddress?
 
     /// Makes a handler that sees every request of a connection (as `HTTPServerRequestPart`s)
     /// before the upgrade handler does, and may answer it itself (the gateway passes requests of
@@ -43,14 +45,19 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
     ///   - interceptor: makes a connection's handler that sees each request first.
     ///   - idleTimeout: how long a connection may go without a whole request in flight: from its
     ///     opening or its last response to the end of its next request.
+    ///   - connectionsPerAddress: closes a connection over its address's limit as it is accepted.
     public static func builder(
         limits: WebSocketLimits,
         interceptor: RequestInterceptor? = nil,
         idleTimeout: TimeAmount = .seconds(30),
+        connectionsPerAddress: ConnectionsPerAddress? = nil,
         route: @escaping WebSocketRoute
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            WebSocketServerChannel(responder: responder, limits: limits, route: route, interceptor: interceptor, idleTimeout: idleTimeout)
+            WebSocketServerChannel(
+                responder: responder, limits: limits, route: route, interceptor: interceptor, idleTimeout: idleTimeout,
+                connectionsPerAddress: connectionsPerAddress
+            )
         }
     }
 
@@ -62,7 +69,13 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
     static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 8192)
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        if let connectionsPerAddress, case .peer = connectionsPerAddress.source, !connectionsPerAddress.admit(channel) {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(
+                Value(upgradeResult: channel.eventLoop.makeFailedFuture(OverAddressLimit()), channel: channel)
+            )
+        }
+        return channel.eventLoop.makeCompletedFuture {
             try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
             let upgrader = WebSocketUpgrader(limits: limits, route: route, eventLoop: channel.eventLoop)
             let upgrade = NIOTypedHTTPServerUpgradeConfiguration<UpgradeResult>(
@@ -93,6 +106,9 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
             if let interceptor {
                 // Before the upgrade handler: an upgrade it takes is not ours to answer.
                 try sync.addHandler(interceptor(), name: Self.interceptorName, position: .after(decoder))
+            }
+            if let connectionsPerAddress, case .firstRequest(let address) = connectionsPerAddress.source {
+                try sync.addHandler(FirstRequestAdmission(connections: connectionsPerAddress, address: address), position: .after(decoder))
             }
             // Right after the decoder, which reports its errors to the next handler first.
             try sync.addHandler(HTTPParserErrorResponder(), position: .after(decoder))
@@ -144,4 +160,9 @@ extension ChannelPipeline.SynchronousOperations {
         HTTPIdleTimeoutHandler.remove(from: self)
         HTTPParserErrorResponder.remove(from: self)
     }
+}
+
+/// A connection closed as it was accepted: its address held as many as it may.
+private struct OverAddressLimit: Error, CustomStringConvertible {
+    var description: String { "too many connections from this address" }
 }

@@ -51,7 +51,8 @@ public struct Gateway: Sendable {
             locate: { await nodeAddresses.address(of: $0) }
         )
         let socketServer = WebSocketServerChannel.builder(
-            limits: limits, interceptor: { ForwardingHandler(forwarding: forwarding) }, idleTimeout: .init(settings.httpIdleTimeout)
+            limits: limits, interceptor: { ForwardingHandler(forwarding: forwarding) }, idleTimeout: .init(settings.httpIdleTimeout),
+            connectionsPerAddress: node.connectionsPerAddress
         ) { head in
             let request = EngineIORequest(target: head.path ?? "/")
             // Anything else falls through to the router, which explains the refusal.
@@ -110,6 +111,8 @@ public struct Gateway: Sendable {
         let pushWorkers: [PushWorker]
         let pollingSessions: PollingSessions
         let socketServices: SocketServices
+        /// `http.max_connections_per_address`, the sibling nodes exempt.
+        let connectionsPerAddress: ConnectionsPerAddress
     }
 
     /// Builds the node's stores, services and router; nothing connects or listens until they run.
@@ -147,9 +150,19 @@ public struct Gateway: Sendable {
             interval: settings.presenceLifetime / 3,
             logger: logger.with(label: "presence")
         )
+        let connectionsPerAddress = ConnectionsPerAddress(
+            limit: settings.maxConnectionsPerAddress,
+            source: settings.requestLimits.trustForwardedFor
+                ? .firstRequest({ head in RequestLimits.forwardedClient(head.headers["X-Forwarded-For"].last) }) : .peer
+        )
         let heartbeat = NodeHeartbeat(
             nodeID: NodeID.random(), registry: NodeRegistry(redis: redis), ttl: settings.nodeTTL,
-            sockets: { presence.connectedSockets }, logger: logger.with(label: "node")
+            sockets: { presence.connectedSockets },
+            onLiveNodes: { nodes in
+                // Their forwarded connections each stand for a client counted where it connected.
+                connectionsPerAddress.exempt(Set(nodes.compactMap { NodeAddressBook.socketAddress($0.address)?.ipAddress }))
+            },
+            logger: logger.with(label: "node")
         )
         let socketServices = SocketServices(
             nodeID: heartbeat.nodeID,
@@ -203,7 +216,7 @@ public struct Gateway: Sendable {
 
         return Assembly(
             redis: redis, router: router, hub: hub, presence: presence, heartbeat: heartbeat, pushWorkers: pushWorkers,
-            pollingSessions: pollingSessions, socketServices: socketServices
+            pollingSessions: pollingSessions, socketServices: socketServices, connectionsPerAddress: connectionsPerAddress
         )
     }
 

@@ -12,18 +12,25 @@ final class NodeHeartbeat: Service, Sendable {
     private let ttl: Duration
     private let startedAt: Timestamp
     private let sockets: @Sendable () -> Int
+    /// Told the live nodes after each heartbeat.
+    private let onLiveNodes: @Sendable ([NodeInfo]) -> Void
     private let logger: Logger
     private let address: AsyncStream<String>
     private let addressContinuation: AsyncStream<String>.Continuation
 
     /// - Parameters:
     ///   - sockets: the number of sockets connected to this node now.
-    init(nodeID: NodeID, registry: NodeRegistry, ttl: Duration, sockets: @escaping @Sendable () -> Int, logger: Logger) {
+    ///   - onLiveNodes: told the live nodes (this one among them) after each heartbeat.
+    init(
+        nodeID: NodeID, registry: NodeRegistry, ttl: Duration, sockets: @escaping @Sendable () -> Int,
+        onLiveNodes: @escaping @Sendable ([NodeInfo]) -> Void = { _ in }, logger: Logger
+    ) {
         self.nodeID = nodeID
         self.registry = registry
         self.ttl = ttl
         self.startedAt = .now()
         self.sockets = sockets
+        self.onLiveNodes = onLiveNodes
         self.logger = logger
         (address, addressContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
@@ -70,6 +77,7 @@ final class NodeHeartbeat: Service, Sendable {
         info.sockets = sockets()
         do {
             try await registry.heartbeat(info, ttl: ttl)
+            onLiveNodes(try await registry.liveNodes())
         } catch {
             logger.warning("node heartbeat failed", metadata: ["node": "\(nodeID)", "error": "\(error)"])
         }

@@ -28,6 +28,7 @@ extension GatewaySettings {
         public static let maxRequestBodySize = "http.max_body_bytes"
         public static let corsOrigins = "http.cors_origins"
         public static let httpIdleTimeout = "http.idle_timeout_ms"
+        public static let maxConnectionsPerAddress = "http.max_connections_per_address"
         public static let rateWindow = "rate.window_ms"
         public static let loginsPerAccount = "rate.logins_per_account"
         public static let loginsPerAddress = "rate.logins_per_address"
@@ -129,6 +130,7 @@ extension GatewaySettings {
         if let milliseconds = try Self.integer(reader, Key.httpIdleTimeout, in: 100...3_600_000) {
             httpIdleTimeout = .milliseconds(milliseconds)
         }
+        maxConnectionsPerAddress = try Self.integer(reader, Key.maxConnectionsPerAddress, in: 1...1_000_000) ?? maxConnectionsPerAddress
         try readRequestLimits(reader)
         if let origins = reader.string(forKey: Self.configKey(Key.corsOrigins)) {
             guard let parsed = CORSOrigins(setting: origins) else {

@@ -36,6 +36,11 @@ public struct GatewaySettings: Sendable {
     public var maxElementContentLength: Int = 80_000
     /// Largest REST request body, in bytes; a larger one is `payload_too_large`.
     public var maxRequestBodySize: Int = 1 << 20
+    /// HTTP connections one client address may hold on this node at once (sibling nodes'
+    /// forwarded connections not counted); more are closed as they are accepted. The address
+    /// is the connection's peer, or the `X-Forwarded-For` client of its first request when
+    /// `rate.trust_forwarded_for` is on. High enough for a carrier NAT of many phones.
+    public var maxConnectionsPerAddress: Int = 2_000
     /// How long an HTTP connection may go without a whole request in flight: from its opening,
     /// or its last response, to the end of its next request (then it is closed).
     public var httpIdleTimeout: Duration = .seconds(30)

@@ -43,12 +43,19 @@ struct RequestLimits: Sendable {
     }
 
     private func address(_ request: Request, _ context: RoomcastRequestContext) -> String {
-        if settings.trustForwardedFor, let forwarded = request.headers[Self.forwardedFor],
-            let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty, last.utf8.count <= 64
-        {
-            return last
+        if settings.trustForwardedFor, let client = Self.forwardedClient(request.headers[Self.forwardedFor]) {
+            return client
         }
         return context.peerAddress ?? "unknown"
+    }
+
+    /// The client address a trusted proxy put in `X-Forwarded-For`: its last entry (the one the
+    /// node's own proxy appended; earlier ones are the client's word), when it is a plausible one.
+    static func forwardedClient(_ header: String?) -> String? {
+        guard let last = header?.split(separator: ",").last?.trimmingCharacters(in: .whitespaces),
+            !last.isEmpty, last.utf8.count <= 64
+        else { return nil }
+        return last
     }
 }
 
