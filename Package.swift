@@ -92,6 +92,7 @@ let package = Package(
                 "SocketIO",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Scripts")],
             swiftSettings: swiftSettings

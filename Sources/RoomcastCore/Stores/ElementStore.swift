@@ -61,7 +61,8 @@ public struct ElementStore: Sendable {
         let element = try Self.elementJSON(outcome.reply, at: 1)
         guard !outcome.isReplay else { return element }
         let counts = try Self.counts(outcome.reply, from: 2)
-        try await UserEvents(redis: redis).publish(.elementCreatedGlobal, counts.map { recipient, unseen in
+        // Committed: the ack says so whatever becomes of the participants' events (#29 item 5).
+        await UserEvents(redis: redis).publishCommitted(.elementCreatedGlobal, counts.map { recipient, unseen in
             (recipient, GlobalElementEvent(roomId: room, elementId: id, createdBy: user.id, type: draft.type, elementCount: counts.elementCount, unseenCount: unseen))
         })
         return element
@@ -145,7 +146,7 @@ public struct ElementStore: Sendable {
             extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
         )
         let counts = try Self.counts(reply, from: 1)
-        try await UserEvents(redis: redis).publish(.elementDeletedGlobal, counts.map { recipient, unseen in
+        await UserEvents(redis: redis).publishCommitted(.elementDeletedGlobal, counts.map { recipient, unseen in
             (recipient, GlobalElementEvent(roomId: room, elementId: id, deletedBy: user, elementCount: counts.elementCount, unseenCount: unseen))
         })
         return counts.elementCount
@@ -161,7 +162,7 @@ public struct ElementStore: Sendable {
         )
         // The second value is how many elements went; the count after a clear is 0.
         let counts = try Self.counts(reply, from: 1)
-        try await UserEvents(redis: redis).publish(.roomClearedGlobal, counts.map { recipient, unseen in
+        await UserEvents(redis: redis).publishCommitted(.roomClearedGlobal, counts.map { recipient, unseen in
             (recipient, GlobalElementEvent(roomId: room, clearedBy: user, elementCount: 0, unseenCount: unseen))
         })
         return counts.elementCount

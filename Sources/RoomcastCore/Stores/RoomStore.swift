@@ -51,7 +51,8 @@ public struct RoomStore: Sendable {
                     + participantIDs.map { RedisCommand("ZADD", RedisKeys.userRooms($0), Int(now.milliseconds), room.id.rawValue) }
             )
         }
-        try await UserEvents(redis: redis).publish(.roomCreated, RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
+        // Committed: the answer says so whatever becomes of the others' events (#29 item 5).
+        await UserEvents(redis: redis).publishCommitted(.roomCreated, RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
         return room
     }
 
@@ -85,7 +86,7 @@ public struct RoomStore: Sendable {
             let record = RoomRecord(id: id, fields: parts[0].fields, participants: participants, live: live)
         else { throw RoomcastError(.internalError, "unexpected reply from room_rename") }
         guard let room = try await rooms(from: [record]).first else { throw RoomcastError(.internalError, "renamed room vanished") }
-        try await UserEvents(redis: redis).publish(.roomUpdated, RoomPayload(room: room), to: record.participantIDs)
+        await UserEvents(redis: redis).publishCommitted(.roomUpdated, RoomPayload(room: room), to: record.participantIDs)
         return room
     }
 

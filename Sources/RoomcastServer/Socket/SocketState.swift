@@ -199,7 +199,8 @@ final class SocketState: @unchecked Sendable {
             throw error
         }
         // The user's other devices learn that the room was opened (its unseen counts are 0 now).
-        try await services.userEvents.publish(.roomSeen, RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
+        // The join is done: its ack must not fail for want of this (#29 item 5).
+        await services.userEvents.publishCommitted(.roomSeen, RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
         logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
         return recovered
     }

@@ -1,0 +1,69 @@
+import Foundation
+import NIOCore
+import RedisClient
+import RoomcastCore
+import RoomcastTestSupport
+import Testing
+
+/// Issue #29 item 5: once the script that applies a change has committed, the change is answered
+/// as applied, even when the per-user events that follow it (`element:created:global`,
+/// `room:updated` …, `UserEvents`) cannot be published. Here the publishing fails for real: the
+/// store runs as a Redis ACL user that may write `room:*` keys only, so `user_event_publish.lua`
+/// (on `user:{id}:stream`) is refused with `NOPERM`, as it fails when the user's slot is on a
+/// master that has just died and the room's is not.
+@Suite("A committed change is answered as applied when its per-user events cannot be published")
+struct CommittedChangeAckTests {
+    /// A client that may read and write `room:*` keys, read `user:*` keys (profiles) and use
+    /// every channel: it cannot write a user's event stream.
+    static func withRoomOnlyClient<Result: Sendable>(
+        _ server: TestRedis, _ body: @Sendable (any RedisClientProtocol) async throws -> Result
+    ) async throws -> Result {
+        for port in server.servers.map(\.port) {
+            let output = try await RedisCluster.cli([
+                "-p", "\(port)", "ACL", "SETUSER", "roomonly", "on", ">roomonly-secret", "+@all", "resetkeys", "~room:*", "%R~user:*", "&*",
+            ])
+            #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "OK", "ACL SETUSER: \(output)")
+        }
+        let url = server.url.replacingOccurrences(of: "://", with: "://roomonly:roomonly-secret@")
+        return try await withClient(try testConfiguration(url: url)) { client in try await body(client) }
+    }
+
+    @Test("element create, delete and clear answer success; the element exists once and the room hears of it")
+    func elementChanges() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await ElementStoreTests.fixture(redis)
+            try await withSubscriber(server, to: [f.channel]) { inbox in
+                try await Self.withRoomOnlyClient(server) { restricted in
+                    // The restricted client cannot publish per-user events at all.
+                    await expectRoomcastError(.internalError) {
+                        try await UserEvents(redis: restricted).publish(.roomSeen, ["roomId": f.room.rawValue], to: [f.alice.id])
+                    }
+                    let store = ElementStore(redis: restricted)
+                    let element = try await store.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
+                    let stored = try await redis.send("ZRANGE", RedisKeys.roomZOrder(f.room), 0, -1)
+                    #expect(try [String](redisReply: stored) == [element.id.rawValue])
+                    let created = try await ElementStoreTests.waitForEvents(inbox, 1)
+                    #expect(created.map(\.name) == ["element:created"])
+
+                    let second = try await store.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
+                    #expect(try await store.delete(second.id, by: f.alice.id, in: f.room) == 1)
+                    #expect(try await store.clear(f.room, by: f.bob.id) == 1)
+                    let events = try await ElementStoreTests.waitForEvents(inbox, 4)
+                    #expect(events.map(\.name) == ["element:created", "element:created", "element:deleted", "room:cleared"])
+                }
+            }
+        }
+    }
+
+    @Test("room rename answers the renamed room")
+    func roomRename() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await ElementStoreTests.fixture(redis)
+            try await Self.withRoomOnlyClient(server) { restricted in
+                let room = try await RoomStore(redis: restricted).rename(f.room, to: "Renamed", by: f.alice.id)
+                #expect(room.name == "Renamed")
+                #expect(try await RoomStore(redis: redis).room(f.room)?.name == "Renamed")
+            }
+        }
+    }
+}
