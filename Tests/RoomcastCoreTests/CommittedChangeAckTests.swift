@@ -13,15 +13,16 @@ import Testing
 /// master that has just died and the room's is not.
 @Suite("A committed change is answered as applied when its per-user events cannot be published")
 struct CommittedChangeAckTests {
-    /// A client that may read and write `room:*` keys, read `user:*` keys (profiles) and use
-    /// every channel: it cannot write a user's event stream.
+    /// A client that may read and write `room:*` keys, read `user:*` keys (profiles) unless
+    /// `readingUsers` is false, and use every channel: it cannot write a user's event stream.
     static func withRoomOnlyClient<Result: Sendable>(
-        _ server: TestRedis, _ body: @Sendable (any RedisClientProtocol) async throws -> Result
+        _ server: TestRedis, readingUsers: Bool = true, _ body: @Sendable (any RedisClientProtocol) async throws -> Result
     ) async throws -> Result {
         for port in server.servers.map(\.port) {
-            let output = try await RedisCluster.cli([
-                "-p", "\(port)", "ACL", "SETUSER", "roomonly", "on", ">roomonly-secret", "+@all", "resetkeys", "~room:*", "%R~user:*", "&*",
-            ])
+            let output = try await RedisCluster.cli(
+                ["-p", "\(port)", "ACL", "SETUSER", "roomonly", "reset", "on", ">roomonly-secret", "+@all", "~room:*", "&*"]
+                    + (readingUsers ? ["%R~user:*"] : [])
+            )
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "OK", "ACL SETUSER: \(output)")
         }
         let url = server.url.replacingOccurrences(of: "://", with: "://roomonly:roomonly-secret@")
@@ -62,6 +63,19 @@ struct CommittedChangeAckTests {
             try await Self.withRoomOnlyClient(server) { restricted in
                 let room = try await RoomStore(redis: restricted).rename(f.room, to: "Renamed", by: f.alice.id)
                 #expect(room.name == "Renamed")
+                #expect(try await RoomStore(redis: redis).room(f.room)?.name == "Renamed")
+            }
+        }
+    }
+
+    @Test("room rename answers the renamed room with the profiles the room keeps when the participants' cannot be read")
+    func roomRenameWithoutProfiles() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await ElementStoreTests.fixture(redis)
+            try await Self.withRoomOnlyClient(server, readingUsers: false) { restricted in
+                let room = try await RoomStore(redis: restricted).rename(f.room, to: "Renamed", by: f.alice.id)
+                #expect(room.name == "Renamed")
+                #expect(Set(room.participants) == [f.alice, f.bob])
                 #expect(try await RoomStore(redis: redis).room(f.room)?.name == "Renamed")
             }
         }

@@ -85,9 +85,32 @@ public struct RoomStore: Sendable {
             let participants = try? [String](redisReply: parts[1]), let live = try? Int(redisReply: parts[2]),
             let record = RoomRecord(id: id, fields: parts[0].fields, participants: participants, live: live)
         else { throw RoomcastError(.internalError, "unexpected reply from room_rename") }
-        guard let room = try await rooms(from: [record]).first else { throw RoomcastError(.internalError, "renamed room vanished") }
+        // Committed: the participants' profiles live in their own slots, which may be failing
+        // over; the room keeps a copy of them in its slot, read when theirs cannot be (#29 item 5).
+        var read: Room?
+        do throws(RoomcastError) {
+            read = try await rooms(from: [record]).first
+        } catch {
+            guard error.code == .unavailable || error.code == .internalError else { throw error }
+        }
+        if read.map({ $0.participants.count < record.participantIDs.count }) ?? true {
+            read = try await roomWithKeptProfiles(record, besides: read?.participants ?? [])
+        }
+        guard let room = read else { throw RoomcastError(.internalError, "renamed room vanished") }
         await UserEvents(redis: redis).publishCommitted(.roomUpdated, RoomPayload(room: room), to: record.participantIDs)
         return room
+    }
+
+    /// `record`'s room with the participants' profiles `read` from their own keys, and the
+    /// others' as the room keeps them (`room:{id}:profiles`, in the room's slot).
+    private func roomWithKeptProfiles(_ record: RoomRecord, besides read: [User]) async throws(RoomcastError) -> Room {
+        let fields = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(RedisCommand("HGETALL", RedisKeys.roomProfiles(record.id))).fields
+        }
+        let kept = fields.values.compactMap { try? JSONCoding.decode(User.self, from: ByteBuffer(string: $0)) }
+        return record.room(participants: record.participantIDs.compactMap { id in
+            read.first { $0.id == id } ?? kept.first { $0.id == id }
+        })
     }
 
     /// The room only if `user` takes part in it: `not_found` or `forbidden` otherwise.

@@ -89,7 +89,10 @@ public struct UserStore: Sendable {
     public func accounts(_ ids: [UserID]) async throws(RoomcastError) -> [Account] {
         guard !ids.isEmpty else { return [] }
         let replies = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.pipeline(ids.map { RedisCommand("HGETALL", RedisKeys.user($0)) })
+            let replies = try await redis.pipeline(ids.map { RedisCommand("HGETALL", RedisKeys.user($0)) })
+            // An error reply (a slot whose master is failing over) is not a missing account.
+            for case .error(let message) in replies { throw RedisError(.reply, message) }
+            return replies
         }
         return replies.compactMap { Account(fields: $0.fields) }
     }
