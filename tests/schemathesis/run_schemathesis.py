@@ -118,7 +118,7 @@ def main():
             "-H", f"Authorization: Bearer {token}",
             "-H", f"X-Roomcast-Service-Key: {SERVICE_KEY}",
             "--seed", seed,
-            "--max-examples", os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "150"),
+            "--max-examples", os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "200"),
             # Text as ASCII: the document's byte limits (maxLength of a field bounded in bytes of
             # UTF-8) are then exact, so schema-valid text is never over them. Limits in bytes
             # rather than characters have unit tests (CredentialsTests, UserProfileTests,
