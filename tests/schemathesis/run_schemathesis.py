@@ -1,10 +1,10 @@
 """Runs schemathesis against one live gateway node with the node's own OpenAPI document.
 
 Starts a private redis-server on a free loopback port (tests/e2e's RedisServer), one
-`roomcast serve --port 0` on it, registers a user, then runs `schemathesis run` on
-`http://127.0.0.1:PORT/api/openapi.json` with its default checks and that user's token, bounded
-by a fixed seed and a number of cases per operation (a run is reproducible). Afterwards the node must be
-alive and answer /readyz 200. Exit status: schemathesis's when it failed, 1 when the node did
+`roomcast serve --port 0` on it, registers a user and gives it data (`seed_data`), then runs
+`schemathesis run` on `http://127.0.0.1:PORT/api/openapi.json` with its default checks and that
+user's token, bounded by a fixed seed and a number of cases per operation (a run is
+reproducible). Afterwards the node must be alive and answer /readyz 200. Exit status: schemathesis's when it failed, 1 when the node did
 not survive, else 0. Everything started is stopped, whatever happens.
 
     .venv/bin/python tests/schemathesis/run_schemathesis.py [extra schemathesis arguments]
