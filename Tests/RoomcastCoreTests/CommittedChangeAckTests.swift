@@ -14,14 +14,16 @@ import Testing
 @Suite("A committed change is answered as applied when its per-user events cannot be published")
 struct CommittedChangeAckTests {
     /// A client that may read and write `room:*` keys, read `user:*` keys (profiles) unless
-    /// `readingUsers` is false, and use every channel: it cannot write a user's event stream.
+    /// `readingUsers` is false, write the keys `writing` (patterns) and use every channel: it
+    /// cannot write a user's event stream.
     static func withRoomOnlyClient<Result: Sendable>(
-        _ server: TestRedis, readingUsers: Bool = true, _ body: @Sendable (any RedisClientProtocol) async throws -> Result
+        _ server: TestRedis, readingUsers: Bool = true, writing: [String] = [],
+        _ body: @Sendable (any RedisClientProtocol) async throws -> Result
     ) async throws -> Result {
         for port in server.servers.map(\.port) {
             let output = try await RedisCluster.cli(
                 ["-p", "\(port)", "ACL", "SETUSER", "roomonly", "reset", "on", ">roomonly-secret", "+@all", "~room:*", "&*"]
-                    + (readingUsers ? ["%R~user:*"] : [])
+                    + (readingUsers ? ["%R~user:*"] : []) + writing.map { "~" + $0 }
             )
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "OK", "ACL SETUSER: \(output)")
         }
@@ -77,6 +79,47 @@ struct CommittedChangeAckTests {
                 #expect(room.name == "Renamed")
                 #expect(Set(room.participants) == [f.alice, f.bob])
                 #expect(try await RoomStore(redis: redis).room(f.room)?.name == "Renamed")
+            }
+        }
+    }
+
+    /// The room hashes (`room:{id}`) on every server.
+    static func roomHashes(_ server: TestRedis) async throws -> Set<String> {
+        var keys: Set<String> = []
+        for port in server.servers.map(\.port) {
+            let output = try await RedisCluster.cli(["-p", "\(port)", "--scan", "--pattern", "room:{*}"])
+            keys.formUnion(output.split(whereSeparator: \.isNewline).map(String.init))
+        }
+        return keys
+    }
+
+    @Test("room create answers the room, listed for every participant, when only room:created cannot be published")
+    func roomCreate() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await ElementStoreTests.fixture(redis)
+            try await Self.withRoomOnlyClient(server, writing: ["user:*:rooms"]) { restricted in
+                let room = try await RoomStore(redis: restricted).create(by: f.alice.id, with: [f.bob.id, f.eve.id], name: "Three")
+                #expect(Set(room.participants.map(\.id)) == [f.alice.id, f.bob.id, f.eve.id])
+                let rooms = RoomStore(redis: redis)
+                #expect(try await rooms.room(room.id)?.name == "Three")
+                for user in [f.alice, f.bob, f.eve] {
+                    #expect(try await rooms.roomIDs(of: user.id).contains(room.id), "\(user.username)'s list")
+                }
+                #expect(try await Self.roomHashes(server) == [RedisKeys.room(f.room), RedisKeys.room(room.id)])
+            }
+        }
+    }
+
+    @Test("room create that cannot list the room under its participants fails having created no room")
+    func roomCreateUnlisted() async throws {
+        try await withTestRedis { redis, server in
+            let f = try await ElementStoreTests.fixture(redis)
+            try await Self.withRoomOnlyClient(server) { restricted async throws in
+                await expectRoomcastError(.internalError) {
+                    try await RoomStore(redis: restricted).create(by: f.alice.id, with: [f.bob.id], name: nil)
+                }
+                #expect(try await Self.roomHashes(server) == [RedisKeys.room(f.room)])
+                #expect(try await RoomStore(redis: redis).listings(of: f.alice.id).map(\.room.id) == [f.room])
             }
         }
     }

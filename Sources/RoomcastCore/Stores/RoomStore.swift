@@ -35,20 +35,24 @@ public struct RoomStore: Sendable {
             id: .random(), name: name, createdBy: creator, createdAt: now, updatedAt: now, isActive: false, participants: participants
         )
         try await mappingRedisErrors { () throws(RedisError) in
+            // The participants' public profiles, for elements and hearts to show (kept current
+            // by profile changes), and each participant's list, in that user's slot: one command
+            // per user. Written before the room, so that nothing can fail once the room exists
+            // (#29 item 5): a failure here (a user's master failing over) is answered before
+            // anything was created, and leaves at most list entries for a room that never came
+            // to be, which lists leave out (``records(_:badgesFor:)`` skips missing rooms).
+            let profiles = participants.flatMap { user -> [any RedisArgument] in
+                [user.id.rawValue, (try? JSONCoding.encode(user)).map { String(buffer: $0) } ?? "null"]
+            }
+            let replies = try await redis.pipeline(
+                [RedisCommand("HSET", [RedisKeys.roomProfiles(room.id)] + profiles)]
+                    + participantIDs.map { RedisCommand("ZADD", RedisKeys.userRooms($0), Int(now.milliseconds), room.id.rawValue) }
+            )
+            for case .error(let message) in replies { throw RedisError(.reply, message) }
             _ = try await redis.evaluate(
                 RoomcastScripts.roomCreate,
                 keys: [RedisKeys.room(room.id), RedisKeys.roomParticipants(room.id)],
                 arguments: [room.id.rawValue, name ?? "", creator.rawValue, Int(now.milliseconds)] + participantIDs.map(\.rawValue)
-            )
-            // The participants' public profiles, for elements and hearts to show (kept current
-            // by profile changes), then each participant's list, in that user's slot: one
-            // command per user.
-            let profiles = participants.flatMap { user -> [any RedisArgument] in
-                [user.id.rawValue, (try? JSONCoding.encode(user)).map { String(buffer: $0) } ?? "null"]
-            }
-            _ = try await redis.pipeline(
-                [RedisCommand("HSET", [RedisKeys.roomProfiles(room.id)] + profiles)]
-                    + participantIDs.map { RedisCommand("ZADD", RedisKeys.userRooms($0), Int(now.milliseconds), room.id.rawValue) }
             )
         }
         // Committed: the answer says so whatever becomes of the others' events (#29 item 5).
