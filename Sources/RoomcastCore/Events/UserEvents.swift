@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 public import RedisClient
 import SocketIO
+import Synchronization
 
 /// Per-user events: encoded once, appended to each recipient's event stream and published on
 /// the recipient's user channel in one script (`user_event_publish.lua`), delivered by whichever
@@ -48,15 +49,18 @@ public struct UserEvents: Sendable {
         if let failure = await attempt(frames).first?.error { throw RoomcastError(failure) }
     }
 
-    /// Publishes each frame once, concurrently; answers the ones that failed, with their errors.
-    private func attempt(_ frames: [(UserID, ByteBuffer)]) async -> [(user: UserID, frame: ByteBuffer, error: RedisError)] {
+    /// Publishes each frame once, concurrently, each within `timeout` (the client's command
+    /// timeout when `nil`); answers the ones that failed, with their errors.
+    private func attempt(_ frames: [(UserID, ByteBuffer)], timeout: Duration? = nil) async -> [(user: UserID, frame: ByteBuffer, error: RedisError)] {
         guard !frames.isEmpty else { return [] }
         let redis = self.redis
         return await withTaskGroup(of: (UserID, ByteBuffer, RedisError)?.self) { group in
             for (user, frame) in frames {
                 group.addTask { () -> (UserID, ByteBuffer, RedisError)? in
                     do throws(RedisError) {
-                        _ = try await redis.evaluate(RoomcastScripts.userEventPublish, keys: [RedisKeys.userStream(user)], arguments: [RedisKeys.userChannel(user), frame])
+                        _ = try await redis.evaluate(
+                            RoomcastScripts.userEventPublish, keys: [RedisKeys.userStream(user)], arguments: [RedisKeys.userChannel(user), frame], timeout: timeout
+                        )
                         return nil
                     } catch {
                         return (user, frame, error)
@@ -73,9 +77,22 @@ public struct UserEvents: Sendable {
 // MARK: After a commit
 
 extension UserEvents {
-    /// How long the per-user events of a committed change are retried, first try excluded:
-    /// bounded, because the change's ack waits for them (issue #29 item 5).
-    public static let committedRetryBudget: Duration = .milliseconds(300)
+    /// How long a committed change's ack waits for its per-user events: the events of a Redis
+    /// that answers come well within it, and are sent before the ack as ever. Past it, the ack
+    /// goes and the events follow when they can (issue #29 item 5).
+    public static let committedAckWait: Duration = .milliseconds(500)
+
+    /// How long the per-user events of a committed change are retried, counted from the change:
+    /// a master's failover (flagged after `cluster-node-timeout`, its replica promoted about a
+    /// second later) fits in it.
+    public static let committedRetryWindow: Duration = .seconds(15)
+
+    /// The most committed changes whose per-user events are still being published: past it, a
+    /// change's events get one try of ``committedAckWait`` and no more, so a long outage cannot
+    /// pile up tasks and frames.
+    public static let maximumCommittedInFlight = 1_000
+
+    private static let committedInFlight = Atomic<Int>(0)
 
     private static let logger = Logger(label: "roomcast.user-events")
 
@@ -83,10 +100,14 @@ extension UserEvents {
     /// change is applied whatever happens here, and an error ack for it would have a client that
     /// retries without a `requestId` apply it twice (issue #29 item 5).
     ///
-    /// Recipients whose publishing failed for a transient reason (their slot's master is down or
-    /// failing over: `unavailable`) are tried again, only they, with a short backoff within
-    /// ``committedRetryBudget``; then they are given up with a warning. A retry after a try whose
-    /// reply alone was lost appends the event twice: harmless, the events carry absolute values.
+    /// The events are published by a task of their own, which the caller waits for at most
+    /// ``committedAckWait``. That task tries recipients whose publishing failed for a transient
+    /// reason (their slot's master is down or failing over: `unavailable`) again, only they,
+    /// with a backoff, for ``committedRetryWindow``; then they are given up with a warning. So
+    /// an event can come after the ack, and after a later event of the same user that had no
+    /// trouble: harmless for what they carry (absolute counts, a whole room), which the next
+    /// event or listing makes current again. A retry after a try whose reply alone was lost
+    /// appends the event twice: harmless for the same reason.
     ///
     /// What carries a given-up event: not the user stream's gap repair. `SocketHub.repair` reads
     /// back (`GapLogs` → ``UserEventLog`` → `StreamBackfill`) the events appended to
@@ -123,29 +144,74 @@ extension UserEvents {
     }
 
     private func publishCommitted(_ event: ServerEvent, _ frames: [(UserID, ByteBuffer)]) async {
-        let deadline = ContinuousClock.now + Self.committedRetryBudget
-        var pending = await attempt(frames)
+        guard !frames.isEmpty else { return }
+        let start = ContinuousClock.now
+        guard Self.committedInFlight.add(1, ordering: .relaxed).newValue <= Self.maximumCommittedInFlight else {
+            Self.committedInFlight.subtract(1, ordering: .relaxed)
+            let failed = await attempt(frames, timeout: Self.committedAckWait)
+            if !failed.isEmpty { Self.giveUp(event, failed, retries: 0, why: "too many changes' events are being retried") }
+            return
+        }
+        // Not a child task: the events go on being published after the ack (a task group would
+        // wait for them), and a request that is cancelled (its socket closed) does not cancel
+        // them. The caller goes on when they are published or the wait is over.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let gate = AckGate(continuation)
+            let timer = Task {
+                try? await Task.sleep(for: Self.committedAckWait)
+                gate.open()
+            }
+            Task {
+                await self.deliver(event, frames, until: start + Self.committedRetryWindow)
+                Self.committedInFlight.subtract(1, ordering: .relaxed)
+                gate.open()
+                timer.cancel()
+            }
+        }
+    }
+
+    /// Publishes `frames`, retrying the recipients Redis could not be reached for until `end`.
+    private func deliver(_ event: ServerEvent, _ frames: [(UserID, ByteBuffer)], until end: ContinuousClock.Instant) async {
+        var pending = await attempt(frames, timeout: nil)
         var givenUp: [(user: UserID, frame: ByteBuffer, error: RedisError)] = []
         var retry = 0
         while true {
-            // Only a Redis unavailable for now is worth another try (not a refusal, not a bug).
-            givenUp += pending.filter { RoomcastError($0.error).code != .unavailable }
-            pending.removeAll { RoomcastError($0.error).code != .unavailable }
+            // Only a Redis unavailable for now is worth another try (not a refusal, not a bug,
+            // not a client shut down).
+            let transient = { (error: RedisError) in error.code != .clientShutdown && RoomcastError(error).code == .unavailable }
+            givenUp += pending.filter { !transient($0.error) }
+            pending.removeAll { !transient($0.error) }
             guard !pending.isEmpty else { break }
             retry += 1
-            // 25, 50, 100, 200 ms …: the budget allows three or four retries.
-            let delay = Duration.milliseconds(25 << min(retry - 1, 4))
-            guard ContinuousClock.now + delay <= deadline, (try? await Task.sleep(for: delay)) != nil else { break }
-            pending = await attempt(pending.map { ($0.user, $0.frame) })
+            // 50, 100, 200 … 1,600 ms, then every 2 s.
+            let delay = min(Duration.milliseconds(50 << min(retry - 1, 5)), .seconds(2))
+            guard ContinuousClock.now + delay < end else { break }
+            try? await Task.sleep(for: delay)
+            pending = await attempt(pending.map { ($0.user, $0.frame) }, timeout: nil)
         }
         givenUp += pending
-        guard let first = givenUp.first else { return }
-        Self.logger.warning(
-            "a committed change's user event was not published; the users' next room listing carries what it said",
-            metadata: [
-                "event": .string(event.rawValue), "users": .string(givenUp.map(\.user.rawValue).joined(separator: ",")),
-                "retries": .stringConvertible(retry), "error": .string("\(first.error)"),
-            ]
-        )
+        if !givenUp.isEmpty { Self.giveUp(event, givenUp, retries: retry, why: nil) }
+    }
+
+    private static func giveUp(_ event: ServerEvent, _ failed: [(user: UserID, frame: ByteBuffer, error: RedisError)], retries: Int, why: String?) {
+        var metadata: Logger.Metadata = [
+            "event": .string(event.rawValue), "users": .string(failed.map(\.user.rawValue).joined(separator: ",")),
+            "retries": .stringConvertible(retries), "error": .string("\(failed[0].error)"),
+        ]
+        if let why { metadata["reason"] = .string(why) }
+        logger.warning("a committed change's user event was not published; the users' next room listing carries what it said", metadata: metadata)
+    }
+}
+
+/// Resumes a waiting caller once, whichever of its wakers comes first.
+private final class AckGate: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+
+    init(_ continuation: CheckedContinuation<Void, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func open() {
+        continuation.withLock { $0.take() }?.resume()
     }
 }
