@@ -1,0 +1,81 @@
+import Foundation
+import NIOCore
+import RedisClient
+import RoomcastCore
+import RoomcastTestSupport
+import Testing
+
+/// Issue #29 items 5 and 6 on a real Redis Cluster, configured as `config/redis-cluster.conf`
+/// configures a deployment's: the master holding a user's slot is SIGKILLed, the room's master
+/// is healthy. Changes in the room are answered as applied and heard by the room, once each,
+/// before and after the other masters flag the dead one as failing (`cluster-node-timeout`,
+/// 2 s in the test cluster), and none waits long.
+@Suite("One Redis Cluster master lost: rooms on the other masters go on", .serialized)
+struct ShardFailureTests {
+    /// The options of `config/redis-cluster.conf` that decide what the other masters do while
+    /// one is down, as `redis-server` arguments.
+    static func deployedClusterOptions() throws -> [String] {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("config/redis-cluster.conf")
+        let decisive: Set<Substring> = ["cluster-require-full-coverage", "cluster-allow-reads-when-down", "cluster-allow-pubsubshard-when-down"]
+        var options: [String] = []
+        for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count == 2, decisive.contains(words[0]) { options += ["--" + words[0], String(words[1])] }
+        }
+        return options
+    }
+
+    @Test("element create and message send in a room whose master is healthy, while a participant's master is dead")
+    func roomOnHealthyMaster() async throws {
+        try await TestRedis.with(mode: .cluster, arguments: try Self.deployedClusterOptions()) { redis in
+            let cluster = try #require(redis.cluster)
+            try await withClient(try redis.configuration()) { client in
+                let users = UserStore(redis: client)
+                let alice = try await users.create(username: "alice", passwordHash: "h", displayName: nil)
+                let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)
+                let bobPort = try await cluster.port(servingKey: RedisKeys.user(bob.id))
+                var candidate = try await RoomStore(redis: client).create(by: alice.id, with: [bob.id], name: nil)
+                while try await cluster.port(servingKey: RedisKeys.room(candidate.id)) == bobPort {
+                    candidate = try await RoomStore(redis: client).create(by: alice.id, with: [bob.id], name: nil)
+                }
+                let room = candidate
+                let channel = RedisKeys.roomChannel(room.id)
+                try await withSubscriber(redis, to: [channel]) { inbox in
+                    let elements = ElementStore(redis: client)
+                    let messages = MessageStore(redis: client)
+                    let dead = try #require(cluster.servers.first { $0.port == bobPort })
+                    await dead.kill()
+                    var created: [ElementID] = []
+                    var sent = 0
+                    let end = ContinuousClock.now + .seconds(5)
+                    while ContinuousClock.now < end {
+                        let started = ContinuousClock.now
+                        created.append(try await elements.create(try ElementStoreTests.note(), by: alice, in: room.id).id)
+                        _ = try await messages.send("message \(sent)", from: alice, to: room.id)
+                        sent += 1
+                        #expect(ContinuousClock.now - started < .seconds(2), "a create and a send took \(ContinuousClock.now - started)")
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    let stored = try [String](redisReply: try await client.send("ZRANGE", RedisKeys.roomZOrder(room.id), 0, -1))
+                    #expect(stored == created.map(\.rawValue))
+                    // The room's stream, which a node's gap repair and a rejoining client's replay
+                    // read, holds every change once.
+                    let origin = try #require(StreamOffset("0-0"))
+                    let logged = try #require(try await RoomEventLog(redis: client).events(of: room.id, after: origin))
+                    let names = try logged.map { try Publication.parse($0.frame).name }
+                    #expect(names.filter { $0 == "element:created" }.count == created.count)
+                    #expect(names.filter { $0 == "message:new" }.count == sent)
+                    // Live delivery to this room's subscribers stops with the dead master: the
+                    // subscriber holds its links to every master as one, closes them all when
+                    // one closes and connects again only once it reaches every master in the
+                    // slot map (RedisSubscriber.watch(_:) and connect(onPush:)).
+                    await withKnownIssue("#29 item 6: one master's loss stops a cluster subscriber's every shard", isIntermittent: true) {
+                        let heard = try await inbox.publications(created.count + sent, on: channel, within: .seconds(3))
+                        #expect(heard.count == created.count + sent)
+                    }
+                }
+            }
+        }
+    }
+}
