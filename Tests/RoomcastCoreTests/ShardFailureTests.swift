@@ -78,4 +78,38 @@ struct ShardFailureTests {
             }
         }
     }
+
+    @Test("a participant's element:created:global that could not be published by the ack is published once that master is back")
+    func userEventAfterMasterReturns() async throws {
+        try await TestRedis.with(mode: .cluster, arguments: try Self.deployedClusterOptions()) { redis in
+            let cluster = try #require(redis.cluster)
+            try await withClient(try redis.configuration()) { client in
+                let users = UserStore(redis: client)
+                let alice = try await users.create(username: "alice", passwordHash: "h", displayName: nil)
+                let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)
+                let bobPort = try await cluster.port(servingKey: RedisKeys.user(bob.id))
+                var candidate = try await RoomStore(redis: client).create(by: alice.id, with: [bob.id], name: nil)
+                while try await cluster.port(servingKey: RedisKeys.room(candidate.id)) == bobPort {
+                    candidate = try await RoomStore(redis: client).create(by: alice.id, with: [bob.id], name: nil)
+                }
+                let room = candidate
+                let dead = try #require(cluster.servers.first { $0.port == bobPort })
+                await dead.kill()
+                let started = ContinuousClock.now
+                let element = try await ElementStore(redis: client).create(try ElementStoreTests.note(), by: alice, in: room.id)
+                #expect(ContinuousClock.now - started < .seconds(2))
+                // Back within UserEvents.committedRetryWindow, empty (no persistence in tests).
+                try await dead.start()
+                try await cluster.waitUntilStable()
+                let stream = RedisKeys.userStream(bob.id)
+                let published = try await eventually(within: .seconds(15)) {
+                    (try? await client.send(RedisCommand("XLEN", stream), as: Int.self)) == 1
+                }
+                #expect(published)
+                let entries = try await client.send("XRANGE", stream, "-", "+")
+                let text = String(describing: entries)
+                #expect(text.contains("element:created:global") && text.contains(element.id.rawValue), "\(text)")
+            }
+        }
+    }
 }
