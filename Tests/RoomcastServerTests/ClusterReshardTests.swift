@@ -60,7 +60,7 @@ struct ClusterReshardTests {
                     acked.withLock { $0[room, default: []].append(id) }
                     ackCount.add(1, ordering: .relaxed)
                 } else {
-                    refusals.withLock { $0.append(ack?["error"]["code"].stringValue ?? "no ack") }
+                    refusals.withLock { $0.append(ack.map { "\($0["error"]["code"].stringValue ?? "?"): \($0["error"]["message"].stringValue ?? "")" } ?? "no ack") }
                 }
             }
         }

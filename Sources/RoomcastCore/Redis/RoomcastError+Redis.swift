@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 public import RedisClient
 
 extension RoomcastError {
@@ -21,15 +22,24 @@ extension RoomcastError {
         case "ERR"? where error.message.contains(Self.slotMigrating): self.init(.unavailable, "storage is being resharded, retry later")
         // `maxmemory` reached under `noeviction` (config/redis.conf): writes are refused, reads go on.
         case "OOM"?: self.init(.unavailable, "storage is full, retry later")
-        case .some: self.init(.internalError, "the server could not complete the request")
+        case .some: self = Self.unplanned(error)
         case nil:
             if error.code == .timeout || error.code == .connectionClosed || error.code == .connectionFailed || error.code == .clientShutdown {
                 self.init(.unavailable, "storage is unavailable, retry later")
             } else {
-                self.init(.internalError, "the server could not complete the request")
+                self = Self.unplanned(error)
             }
         }
     }
+
+    /// A failure nobody planned for: the client learns nothing of it, the log everything (the
+    /// Redis error itself is the only trace of what happened).
+    private static func unplanned(_ error: RedisError) -> RoomcastError {
+        redisLogger.warning("a Redis failure answered as internal", metadata: ["error": "\(error)"])
+        return RoomcastError(.internalError, "the server could not complete the request")
+    }
+
+    private static let redisLogger = Logger(label: "roomcast.redis-errors")
 
     /// What Redis says when a script touches an undeclared key of a migrating slot that is not
     /// here. The scripts declare their keys so that this comes before any write (`_shared.lua`).
