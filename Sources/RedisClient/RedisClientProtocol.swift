@@ -100,8 +100,6 @@ protocol RedisCommandRunner: Sendable {
     func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply
     /// `commands` is never empty.
     func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply]
-    /// ``RedisClientProtocol/load(_:)``: every server that may run the scripts loads them.
-    func load(_ scripts: [RedisScript]) async throws(RedisError)
 }
 
 extension RedisCommandRunner {
@@ -151,10 +149,8 @@ extension RedisCommandRunner {
             do throws(RedisError) {
                 reply = try await sendUnmeasured(command, deadline: deadline(timeout))
             } catch where error.replyPrefix == "NOSCRIPT" {
-                // Every master loads it: the one that answered may not be the one the keys' slot
-                // names (an ASK during a migration, a replica just promoted), and a load routed
-                // by the keys would go to a master that has it, and the retry fail the same way.
-                try await load([script])
+                // Routed by the script's keys: in a cluster, the master that lacked it loads it.
+                try script.checkLoaded(try await measuredSend(script.loadCommand(keys: keys), timeout: timeout))
                 reply = try await sendUnmeasured(command, deadline: deadline(timeout))
             }
             instruments.succeeded(since: start)
