@@ -91,12 +91,7 @@ final class FirstRequestAdmission: ChannelDuplexHandler, RemovableChannelHandler
         guard case .head(let head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
         guard connections.admit(context.channel, as: address(head)) else {
             isRefused = true
-            let refusal = HTTPResponseHead(
-                version: .http1_1, status: .tooManyRequests, headers: ["Connection": "close", "Content-Length": "0"]
-            )
-            context.write(wrapOutboundOut(.head(refusal)), promise: nil)
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+            context.answerWithoutBody(.tooManyRequests, thenClose: .all)
             return
         }
         context.fireChannelRead(data)

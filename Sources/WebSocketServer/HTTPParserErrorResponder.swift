@@ -30,17 +30,10 @@ final class HTTPParserErrorResponder: ChannelDuplexHandler, RemovableChannelHand
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? HTTPParserError, !isResponding {
-            let head = HTTPResponseHead(
-                version: .http1_1, status: Self.status(for: error), headers: ["Connection": "close", "Content-Length": "0"]
-            )
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
             // Output only: a full close with the rest of the request unread would reset the
             // connection, and the client could lose the answer. The client's close, or the idle
             // timeout, ends the connection.
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                bound.value.close(mode: .output, promise: nil)
-            }
+            context.answerWithoutBody(Self.status(for: error), thenClose: .output)
         }
         context.fireErrorCaught(error)
     }
@@ -61,4 +54,18 @@ extension HTTPParserErrorResponder: Sendable {}
 extension HTTPResponseHead {
     /// 1xx: a response that another follows.
     fileprivate var isInformational: Bool { status.code >= 100 && status.code < 200 }
+}
+
+extension ChannelHandlerContext {
+    /// Writes an empty response with `Connection: close` through the HTTP encoder before this
+    /// handler, then closes the connection (`mode`) once it is flushed: how the request-stage
+    /// handlers refuse a request themselves.
+    func answerWithoutBody(_ status: HTTPResponseStatus, thenClose mode: CloseMode) {
+        let head = HTTPResponseHead(version: .http1_1, status: status, headers: ["Connection": "close", "Content-Length": "0"])
+        write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+            bound.value.close(mode: mode, promise: nil)
+        }
+    }
 }
