@@ -199,13 +199,19 @@ class WS:
         _open_sockets.append(self)
 
     @classmethod
-    def expect_close(cls, target, timeout=WAIT):
+    def expect_close(cls, target, timeout=WAIT, refusal_ok=True):
         """The suites' `createWebSocket(url)` + `waitFor(socket, "close")` for a URL the server
-        must refuse: either the opening handshake fails (ws emits "error" then "close") or it
-        succeeds and the server closes the socket within `timeout`."""
+        must refuse: either the opening handshake fails (ws emits "error" then "close"; the
+        suites listen to "error" in those cases) or it succeeds and the server closes the socket
+        within `timeout`. Without `refusal_ok` only the latter passes: where the suite installs
+        no "error" listener, a refused handshake is an uncaught error in Node and the case fails."""
         try:
             socket_ = cls(target, timeout=timeout)
-        except (websocket.WebSocketException, OSError):
+        except (websocket.WebSocketException, OSError) as error:
+            assert refusal_ok, (
+                f"the opening handshake was refused ({error}); the suite expects it to succeed "
+                "and the server to close the WebSocket (a refusal is an uncaught 'error' event "
+                "in the suite's Node run)")
             return "refused at the opening handshake"
         socket_.wait_close(timeout)
         return "closed after the opening handshake"
