@@ -165,6 +165,27 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Socket.IO server
+
+        /// Engine.IO v4 served over long-polling and WebSocket: sessions, upgrades, heartbeats and
+        /// the reference server's close rules, for any application (the gateway is one, the
+        /// conformance server another). Knows nothing of rooms, Redis or tokens.
+        .target(
+            name: "SocketIOServer",
+            dependencies: [
+                "SocketIO",
+                "WebSocketServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Gateway
 
         .target(
@@ -175,6 +196,7 @@ let package = Package(
                 "RedisClient",
                 "RoomcastCore",
                 "SocketIO",
+                "SocketIOServer",
                 "WebSocketServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -258,6 +280,23 @@ let package = Package(
             path: "Conformance/AutobahnEcho",
             swiftSettings: swiftSettings
         ),
+        /// The official Engine.IO v4 / Socket.IO v5 suites' test server, on `SocketIOServer`
+        /// (scripts/conformance.sh); never part of `roomcast`.
+        .executableTarget(
+            name: "roomcast-conformance",
+            dependencies: [
+                "SocketIO",
+                "SocketIOServer",
+                "WebSocketServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Conformance/SocketIOConformance",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests
 
@@ -330,6 +369,16 @@ let package = Package(
             dependencies: [
                 "SocketIO",
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SocketIOServerTests",
+            dependencies: [
+                "SocketIO",
+                "SocketIOServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

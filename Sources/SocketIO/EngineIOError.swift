@@ -1,14 +1,14 @@
 /// An Engine.IO packet or polling payload could not be decoded; `code` and `message` are safe to send to clients.
 ///
-/// Errors compare equal by kind alone, so `EngineIOError.binaryNotSupported` matches any
-/// thrown binary error whatever its offset or detail.
+/// Errors compare equal by kind alone, so `EngineIOError.invalidBase64` matches any
+/// thrown base64 error whatever its offset or detail.
 public struct EngineIOError: Error, Hashable, CustomStringConvertible, Sendable {
     private enum Kind: Hashable, Sendable {
         case emptyPacket
         case unknownPacketType
         case unexpectedData
         case invalidHandshake
-        case binaryNotSupported
+        case invalidBase64
     }
 
     private let kind: Kind
@@ -30,8 +30,8 @@ public struct EngineIOError: Error, Hashable, CustomStringConvertible, Sendable 
     public static var unexpectedData: Self { Self(.unexpectedData) }
     /// An open packet does not carry a JSON object.
     public static var invalidHandshake: Self { Self(.invalidHandshake) }
-    /// Binary data (a WebSocket binary frame or a `b`-prefixed polling packet) is not supported.
-    public static var binaryNotSupported: Self { Self(.binaryNotSupported) }
+    /// A binary packet of a polling payload (`b` and base64) does not carry valid base64.
+    public static var invalidBase64: Self { Self(.invalidBase64) }
 
     func at(_ offset: Int, _ detail: String? = nil) -> Self {
         Self(self.kind, detail: detail ?? self.detail, offset: offset)
@@ -44,7 +44,7 @@ public struct EngineIOError: Error, Hashable, CustomStringConvertible, Sendable 
         case .unknownPacketType: "unknown_packet_type"
         case .unexpectedData: "unexpected_data"
         case .invalidHandshake: "invalid_handshake"
-        case .binaryNotSupported: "binary_not_supported"
+        case .invalidBase64: "invalid_base64"
         }
     }
 
@@ -56,7 +56,7 @@ public struct EngineIOError: Error, Hashable, CustomStringConvertible, Sendable 
             case .unknownPacketType: "Unknown Engine.IO packet type"
             case .unexpectedData: "Unexpected data in Engine.IO packet"
             case .invalidHandshake: "Engine.IO open packet must carry a JSON object"
-            case .binaryNotSupported: "Binary Engine.IO messages are not supported"
+            case .invalidBase64: "Binary Engine.IO packet is not valid base64"
             }
         guard let detail = self.detail else { return summary }
         return "\(summary): \(detail)"

@@ -1,3 +1,4 @@
+import Foundation
 public import NIOCore
 
 /// One Engine.IO v4 text packet: a type digit followed by optional data.
@@ -16,6 +17,9 @@ public enum EngineIOPacket: Hashable, Sendable {
     case upgrade
     /// `6`: no-op, used to release a pending polling request during an upgrade.
     case noop
+    /// Binary application data: a WebSocket binary frame as it is, or in a polling payload `b`
+    /// and the data in base64 (the reference's `encodePacket` without `supportsBinary`).
+    case binary(ByteBuffer)
 
     /// Decodes one packet from a WebSocket text frame (or one record of a polling payload).
     ///
@@ -50,7 +54,10 @@ public enum EngineIOPacket: Hashable, Sendable {
         case UInt8(ascii: "4"):
             self = .message(data)
         case UInt8(ascii: "b"):
-            throw EngineIOError.binaryNotSupported.at(baseOffset, "base64 (\"b\") packets are not accepted")
+            guard let bytes = Data(base64Encoded: Data(data.readableBytesView)) else {
+                throw EngineIOError.invalidBase64.at(baseOffset + 1)
+            }
+            self = .binary(ByteBuffer(bytes: bytes))
         default:
             throw EngineIOError.unknownPacketType.at(baseOffset, "first byte is 0x\(String(type, radix: 16))")
         }
@@ -66,15 +73,18 @@ public enum EngineIOPacket: Hashable, Sendable {
         case .message: UInt8(ascii: "4")
         case .upgrade: UInt8(ascii: "5")
         case .noop: UInt8(ascii: "6")
+        case .binary: UInt8(ascii: "b")
         }
     }
 
-    /// Appends the packet's text form (type digit then data) to `buffer`.
+    /// Appends the packet's text form (type digit then data; `b` and base64 for binary) to `buffer`.
     public func encode(into buffer: inout ByteBuffer) {
         buffer.writeInteger(self.typeDigit)
         switch self {
         case .open(let data), .message(let data), .ping(.some(let data)), .pong(.some(let data)):
             buffer.writeImmutableBuffer(data)
+        case .binary(let data):
+            buffer.writeString(Data(data.readableBytesView).base64EncodedString())
         case .close, .upgrade, .noop, .ping(.none), .pong(.none):
             break
         }
@@ -91,6 +101,8 @@ public enum EngineIOPacket: Hashable, Sendable {
         switch self {
         case .open(let data), .message(let data), .ping(.some(let data)), .pong(.some(let data)):
             data.readableBytes
+        case .binary(let data):
+            (data.readableBytes + 2) / 3 * 4
         case .close, .upgrade, .noop, .ping(.none), .pong(.none):
             0
         }

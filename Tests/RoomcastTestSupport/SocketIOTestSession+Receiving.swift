@@ -44,7 +44,7 @@ extension SocketIOTestSession {
         case .close:
             // The server ends the session; the WebSocket close that follows settles the waiters.
             break
-        case .pong, .upgrade, .noop:
+        case .pong, .upgrade, .noop, .binary:
             self.fail(.protocolViolation("unexpected packet on a WebSocket-only session: \(text)"))
         }
     }

@@ -19,6 +19,9 @@ struct EngineIOPacketTests {
             ("42[\"a\"]", .message(buffer("2[\"a\"]"))),
             ("5", .upgrade),
             ("6", .noop),
+            // The official suite's polling payload: bytes 1, 2, 3, 4 in base64.
+            ("bAQIDBA==", .binary(ByteBuffer(bytes: [1, 2, 3, 4]))),
+            ("b", .binary(ByteBuffer())),
         ]
     )
     func decodes(input: String, expected: EngineIOPacket) throws {
@@ -56,7 +59,8 @@ struct EngineIOPacketTests {
             ("9hello", .unknownPacketType),
             ("x", .unknownPacketType),
             ("{}", .unknownPacketType),
-            ("bAQIDBA==", .binaryNotSupported),
+            ("b!!!", .invalidBase64),
+            ("bAQIDB", .invalidBase64),
             ("1x", .unexpectedData),
             ("5probe", .unexpectedData),
             ("6 ", .unexpectedData),
@@ -71,15 +75,24 @@ struct EngineIOPacketTests {
     }
 
     @Test func errorsCarryStableCodesAndMessages() throws {
-        let error = try #require(throws: EngineIOError.self) { try EngineIOPacket(decoding: buffer("bAQID")) }
-        #expect(error.code == "binary_not_supported")
-        #expect(error.offset == 0)
-        #expect(error.message.contains("Binary"))
-        #expect(error.description.hasPrefix("binary_not_supported: "))
+        let error = try #require(throws: EngineIOError.self) { try EngineIOPacket(decoding: buffer("bAQ!")) }
+        #expect(error.code == "invalid_base64")
+        #expect(error.offset == 1)
+        #expect(error.message.contains("base64"))
+        #expect(error.description.hasPrefix("invalid_base64: "))
         #expect(EngineIOError.unknownPacketType.code == "unknown_packet_type")
         #expect(EngineIOError.emptyPacket.code == "empty_packet")
         #expect(EngineIOError.unexpectedData.code == "unexpected_data")
         #expect(EngineIOError.invalidHandshake.code == "invalid_handshake")
+    }
+
+    @Test func binaryEncodesAsBase64AndBack() throws {
+        let packet = EngineIOPacket.binary(ByteBuffer(bytes: [1, 2, 3, 4]))
+        #expect(String(buffer: packet.encoded()) == "bAQIDBA==")
+        #expect(try EngineIOPacket(decoding: packet.encoded()) == packet)
+        let payload = EngineIOPayload.encode([.message(buffer("hello")), packet])
+        #expect(String(buffer: payload) == "4hello\u{1E}bAQIDBA==")
+        #expect(try EngineIOPayload.decode(payload) == [.message(buffer("hello")), packet])
     }
 
     @Test func decodingReadsFromTheReaderIndex() throws {

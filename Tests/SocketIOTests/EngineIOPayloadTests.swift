@@ -49,7 +49,7 @@ struct EngineIOPayloadTests {
             ("4a\u{1E}", .emptyPacket, 3),
             ("\u{1E}4a", .emptyPacket, 0),
             ("4a\u{1E}\u{1E}2", .emptyPacket, 3),
-            ("4a\u{1E}bAQIDBA==", .binaryNotSupported, 3),
+            ("4a\u{1E}b!!", .invalidBase64, 4),
             ("2\u{1E}9", .unknownPacketType, 2),
             ("2\u{1E}1close", .unexpectedData, 3),
         ]

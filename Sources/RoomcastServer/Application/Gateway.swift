@@ -9,6 +9,7 @@ import NIOHTTP1
 import RedisClient
 import RoomcastCore
 import ServiceLifecycle
+import SocketIOServer
 import UnixSignals
 import WebSocketServer
 
@@ -31,7 +32,7 @@ public struct Gateway: Sendable {
         try settings.validateForServing()
         guard let secret = settings.jwtSecret else { return }
         let node = try assemble(secret: secret)
-        let (redis, heartbeat, pollingSessions, socketServices) = (node.redis, node.heartbeat, node.pollingSessions, node.socketServices)
+        let (redis, heartbeat, engineIO) = (node.redis, node.heartbeat, node.engineIO)
         let redisEndpoint = settings.redis.endpoint
         // The socket endpoint runs on a plain NIO WebSocket pipeline (WebSocketServerChannel),
         // shared with the Autobahn conformance echo; every other request goes to the router.
@@ -45,7 +46,7 @@ public struct Gateway: Sendable {
             maxBodySize: settings.socket.maxPayload,
             owner: { head in
                 let request = EngineIORequest(target: head.uri)
-                guard request.isSocketIOPath, let sid = request.sid else { return nil }
+                guard engineIO.serves(request), let sid = request.sid else { return nil }
                 return EngineIOSessionID.node(of: sid)
             },
             locate: { await nodeAddresses.address(of: $0) }
@@ -54,17 +55,8 @@ public struct Gateway: Sendable {
             limits: limits, interceptor: { ForwardingHandler(forwarding: forwarding) }, idleTimeout: .init(settings.httpIdleTimeout),
             connectionsPerAddress: node.connectionsPerAddress
         ) { head in
-            let request = EngineIORequest(target: head.path ?? "/")
             // Anything else falls through to the router, which explains the refusal.
-            guard request.isSocketIOPath, request.websocketRefusal == nil else { return nil }
-            if let sid = request.sid {
-                // The upgrade of a long-polling session this node holds.
-                guard let entry = pollingSessions.entry(sid) else { return nil }
-                guard entry.session.mayUpgrade else { return { _ in RefusedUpgradeEndpoint() } }
-                return { _ in EngineIOUpgradeEndpoint(session: entry.session, engine: entry.engine) }
-            }
-            let token = request.token(headers: head.headerFields)
-            return { _ in EngineIOEndpoint(services: socketServices, upgradeToken: token) }
+            engineIO.webSocketRoute(head)
         }
         var app = Application(
             router: node.router,
@@ -94,7 +86,7 @@ public struct Gateway: Sendable {
         // After the server, so it is told first (shutdown runs in reverse): polling clients are
         // sent away before the server waits for their pending polls.
         let watchdog = ShutdownWatchdog(limit: settings.drainTimeout + Self.shutdownMargin, logger: logger)
-        var group = ServiceGroupConfiguration(services: [app, pollingSessions, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var group = ServiceGroupConfiguration(services: [app, engineIO, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = settings.drainTimeout
         try await ServiceGroup(configuration: group).run()
     }
@@ -109,8 +101,8 @@ public struct Gateway: Sendable {
         let presence: PresenceKeeper
         let heartbeat: NodeHeartbeat
         let pushWorkers: [PushWorker]
-        let pollingSessions: PollingSessions
-        let socketServices: SocketServices
+        /// Engine.IO at `/socket.io/`, the gateway its application.
+        let engineIO: EngineIOServer
         /// `http.max_connections_per_address`, the sibling nodes exempt.
         let connectionsPerAddress: ConnectionsPerAddress
     }
@@ -197,8 +189,11 @@ public struct Gateway: Sendable {
         ConsoleRoutes().register(on: router)
         // Public like the console: a stray or stale token must not keep a client from the contract.
         OpenAPIRoutes().register(on: router)
-        let pollingSessions = PollingSessions(services: socketServices)
-        EngineIORoutes(sessions: pollingSessions, maxPayload: settings.socket.maxPayload).register(on: router)
+        let engineIO = EngineIOServer(
+            path: "/socket.io", settings: settings.socket.engineIO, application: GatewaySocketApplication(services: socketServices),
+            gauges: ConnectedGauges(polling: GatewayMetrics.socketsOverPolling, webSocket: GatewayMetrics.socketsOverWebSocket)
+        )
+        engineIO.registerPolling(on: router)
         // Tokens are checked on the API only: a stray header must not fail a health probe.
         // Services authenticate with their own key, never with a user's token.
         InternalNotificationRoutes(notifications: notifications, users: users, serviceKey: settings.notifications.serviceKey).register(on: router)
@@ -216,7 +211,7 @@ public struct Gateway: Sendable {
 
         return Assembly(
             redis: redis, router: router, hub: hub, presence: presence, heartbeat: heartbeat, pushWorkers: pushWorkers,
-            pollingSessions: pollingSessions, socketServices: socketServices, connectionsPerAddress: connectionsPerAddress
+            engineIO: engineIO, connectionsPerAddress: connectionsPerAddress
         )
     }
 

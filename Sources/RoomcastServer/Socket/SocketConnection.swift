@@ -4,12 +4,13 @@ import NIOCore
 import NIOWebSocket
 import RoomcastCore
 import SocketIO
+import SocketIOServer
 import Synchronization
 import WebSocketServer
 
 /// The Socket.IO side of one connection: packets are handled one at a time, in order, by a task
 /// that runs only while there are packets (an idle connection has no task at all).
-final class SocketConnection: Sendable {
+final class SocketConnection: EngineIOSessionHandler {
     /// What the connection's task handles next.
     enum Inbound {
         /// A Socket.IO packet (an Engine.IO message's body).
@@ -49,8 +50,30 @@ final class SocketConnection: Sendable {
         self.inbox = Mutex(Inbox(budget: OutboundBudget(limit: services.settings.inboundQueueBytes)))
     }
 
+    // MARK: Engine.IO
+
+    func received(_ inbound: EngineIOInbound) {
+        switch inbound {
+        case .message(let body): enqueue(.packet(body))
+        case .binary: enqueue(.binaryFrame)
+        case .undecodable(let reason): enqueue(.refused(RoomcastError(.malformedPacket, reason)))
+        case .ended: enqueue(.disconnect)
+        }
+    }
+
+    func credentialExpiring(at seconds: Int64) {
+        session.send(SocketReply.authExpiring(at: seconds))
+    }
+
+    func credentialExpired() {
+        // As a server-side disconnect: socket.io-client then waits for the app to connect again
+        // with a new token instead of retrying this one.
+        session.send(SocketReply.errorEvent(RoomcastError(.tokenExpired, "token expired: connect again with a new token"), event: nil))
+        session.send(SocketIOFrame.disconnect())
+    }
+
     /// Queues a packet (or the end) for the connection's task, starting it if it is not running.
-    func enqueue(_ item: Inbound) {
+    private func enqueue(_ item: Inbound) {
         let start = inbox.withLock { inbox -> Bool in
             guard !inbox.ended else { return false }
             switch item {
@@ -250,7 +273,7 @@ final class SocketConnection: Sendable {
             // the token's expiry and the connect by then. Undone below if it fails.
             state.session.tokenExpiry.store(verified.expirySeconds, ordering: .relaxed)
             state.session.hasConnected.store(true, ordering: .relaxed)
-            try await state.connect(as: verified.user, sending: SocketIOFrame.connect(sid: Self.randomID()))
+            try await state.connect(as: verified.user, sending: SocketIOFrame.connect(sid: RandomID.make()))
             // Now the engine's timer follows it: its `auth:expiring` comes after the CONNECT frame.
             state.session.setTokenExpiry(verified.expirySeconds)
             logger.info("socket connected")
@@ -262,32 +285,4 @@ final class SocketConnection: Sendable {
             state.session.send(SocketReply.connectError(error))
         }
     }
-
-    // MARK: Helpers
-
-    static func openPacket(_ sid: String, _ settings: SocketSettings, upgrades: [String]) -> ByteBuffer {
-        EngineIOHandshake(
-            sid: sid,
-            upgrades: upgrades,
-            pingInterval: settings.pingInterval.wholeMilliseconds,
-            pingTimeout: settings.pingTimeout.wholeMilliseconds,
-            maxPayload: settings.maxPayload
-        ).packet.encoded()
-    }
-
-    /// 20 URL-safe random characters (120 bits), like Engine.IO's own ids: two draws from the
-    /// system generator, not one per character.
-    static func randomID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let draws = (generator.next() as UInt64, generator.next() as UInt64)
-        return String(unsafeUninitializedCapacity: 20) { characters in
-            for index in 0..<20 {
-                let sixBits = Int(truncatingIfNeeded: (index < 10 ? draws.0 : draws.1) >> (UInt64(index % 10) * 6)) & 63
-                characters[index] = idAlphabet[sixBits]
-            }
-            return 20
-        }
-    }
-
-    private static let idAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 }

@@ -1,4 +1,5 @@
 import RoomcastCore
+import SocketIOServer
 
 /// The client events of DESIGN.md §1 that this node handles.
 enum SocketEvents {

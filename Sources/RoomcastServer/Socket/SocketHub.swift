@@ -5,6 +5,7 @@ import NIOWebSocket
 import RedisClient
 import RoomcastCore
 import ServiceLifecycle
+import SocketIOServer
 import Synchronization
 import WebSocketServer
 
@@ -182,7 +183,8 @@ final class SocketHub: Service, Sendable {
         guard !members.isEmpty else { return }
         GatewayMetrics.framesDelivered.increment(by: Int64(members.count))
         let shared = envelope.listedFrame == nil ? OutboundFrame(packet: envelope.frame) : nil
-        let offset = envelope.offset
+        // Parsed once for every recipient: a session compares it only while it joins the channel.
+        let offset = envelope.offset.flatMap(StreamOffset.init)?.position
         let isVolatile = envelope.volatileSender != nil
         for (loop, group) in groupedByLoop(members) {
             batcher.post(on: loop) {

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import RoomcastCore
 import SocketIO
+import SocketIOServer
 import Synchronization
 
 /// One connection's Socket.IO state: who it is and which rooms it joined.
@@ -211,7 +212,7 @@ final class SocketState: @unchecked Sendable {
     /// - Returns: whether it replayed.
     private func catchUp(_ room: RoomID, since: String?, channel: String) async throws(RoomcastError) -> Bool {
         if let since, let replay = try await services.eventLog.replay(room, after: since, for: connectedUser.id) {
-            session.completeJoin(channel, sending: replay.frames, upTo: StreamOffset(replay.offset))
+            session.completeJoin(channel, sending: replay.frames, upTo: StreamOffset(replay.offset)?.position)
             if let offset = StreamOffset(replay.offset) { services.hub.noteJoined(channel, upTo: offset) }
             return true
         }
@@ -219,7 +220,7 @@ final class SocketState: @unchecked Sendable {
         var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
         payload.writeImmutableBuffer(snapshot.json)
         payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
-        session.completeJoin(channel, sending: [SocketIOFrame.event(name: ServerEvent.elementsBatch.rawValue, payload: payload)], upTo: StreamOffset(snapshot.offset))
+        session.completeJoin(channel, sending: [SocketIOFrame.event(name: ServerEvent.elementsBatch.rawValue, payload: payload)], upTo: StreamOffset(snapshot.offset)?.position)
         if let offset = StreamOffset(snapshot.offset) { services.hub.noteJoined(channel, upTo: offset) }
         return false
     }

@@ -1,45 +1,46 @@
 import Foundation
-import NIOCore
-import NIOWebSocket
-import RoomcastCore
-import SocketIO
+public import NIOCore
+public import NIOWebSocket
+public import SocketIO
 import Synchronization
-import WebSocketServer
 
 /// Engine.IO v4 for one session, whatever carries it (WebSocket, or long-polling until it
 /// upgrades): the open packet, pings and the connect timeout, on the session's event loop;
-/// Socket.IO packets go on to the session's `SocketConnection` task.
-final class EngineIOSession {
-    let connection: SocketConnection
-    var session: SocketSession { connection.session }
+/// messages go on to the application's handler.
+public final class EngineIOSession {
+    public let session: SocketSession
+    private let handler: any EngineIOSessionHandler
     private let loop: any EventLoop
     /// Called once when the session ends (to forget a polling session).
     private let onEnd: () -> Void
     /// Served by long-polling (not upgraded): nothing else tells the node that it ended.
-    private(set) var isPolling: Bool
+    public private(set) var isPolling: Bool
     private var hasEnded = false
     /// The one timer of the session (a timer each is memory per connection): the connect
-    /// timeout, the next ping, or the check that the last ping was answered.
+    /// timeout, the next ping, the check that the last ping was answered, or the credential's.
     private var timer: Scheduled<Void>?
     private var heartbeat: EngineIOHeartbeat
-    /// `auth:expiring` went out for the token's current expiry.
+    /// The handler was warned of the credential's current expiry.
     private var hasWarnedOfExpiry = false
     private let expiryWarning: Int64
 
     /// Starts a session: sends the open packet and arms the timers. Call on `loop`.
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
-    init(session: SocketSession, services: SocketServices, upgradeToken: String?, loop: any EventLoop, upgrades: [String], onEnd: @escaping () -> Void = {}) {
-        self.connection = SocketConnection(session: session, services: services, upgradeToken: upgradeToken)
-        let settings = services.settings
+    public init(
+        session: SocketSession, handler: any EngineIOSessionHandler, settings: EngineIOSettings, loop: any EventLoop, upgrades: [String],
+        onEnd: @escaping () -> Void = {}
+    ) {
+        self.session = session
+        self.handler = handler
         self.loop = loop
         self.onEnd = onEnd
         self.isPolling = !upgrades.isEmpty
-        self.expiryWarning = Int64(settings.expiryWarning.wholeMilliseconds / 1000)
+        self.expiryWarning = Int64(EngineIOSettings.milliseconds(settings.expiryWarning) / 1000)
         self.heartbeat = EngineIOHeartbeat(
             now: .now(), pingInterval: .init(settings.pingInterval), pingTimeout: .init(settings.pingTimeout),
             connectTimeout: .init(settings.connectTimeout)
         )
-        session.send(SocketConnection.openPacket(session.id, settings, upgrades: upgrades))
+        session.send(settings.openPacket(session.id, upgrades: upgrades))
         // Until `end()`, which breaks these cycles (session → closure → self → session).
         let bound = NIOLoopBound(self, eventLoop: loop)
         if isPolling {
@@ -54,10 +55,12 @@ final class EngineIOSession {
     }
 
     /// Handles one Engine.IO packet from the client.
-    func received(_ packet: EngineIOPacket) {
+    public func received(_ packet: EngineIOPacket) {
         switch packet {
         case .message(let body):
-            connection.enqueue(.packet(body))
+            handler.received(.message(body))
+        case .binary(let data):
+            handler.received(.binary(data))
         case .ping(let data):
             session.send(EngineIOPacket.pong(data).encoded())
         case .pong:
@@ -72,54 +75,53 @@ final class EngineIOSession {
     }
 
     /// Handles one WebSocket message: a packet, or input answered in order with the packets.
-    func received(_ input: EngineIOInput) {
+    public func received(_ input: EngineIOInput) {
         switch input {
         case .packet(let packet): received(packet)
-        case .binaryFrame: connection.enqueue(.binaryFrame)
-        case .refused(let error): connection.enqueue(.refused(error))
+        case .undecodable(let reason): handler.received(.undecodable(reason: reason))
         }
     }
 
     /// The session now runs on a WebSocket connection, which reports its end.
-    func upgraded() {
+    public func upgraded() {
         isPolling = false
     }
 
     /// Closes the session from the server's side; a polling session ends here, a WebSocket one
     /// when its connection closes.
-    func close(_ code: WebSocketErrorCode, reason: String) {
+    public func close(_ code: WebSocketErrorCode, reason: String) {
         session.close(code, reason: reason)
         if isPolling { end() }
     }
 
-    /// The transport is gone: leaves everything, once.
-    func end() {
+    /// The transport is gone: tells the handler, once.
+    public func end() {
         guard !hasEnded else { return }
         hasEnded = true
         timer?.cancel()
         session.onPollingClose(nil)
         session.onTokenExpiryChange(nil)
         session.connectionClosed()
-        connection.enqueue(.disconnect)
+        handler.received(.ended)
         onEnd()
     }
 
     // MARK: Keep-alive
 
-    /// The one timer runs at the heartbeat's next deadline or the token's, whichever comes first.
+    /// The one timer runs at the heartbeat's next deadline or the credential's, whichever comes first.
     private func arm() {
         timer?.cancel()
         timer = loop.assumeIsolated().scheduleTask(deadline: min(heartbeat.nextDeadline, tokenDeadline)) { [self] in tick() }
     }
 
-    /// A CONNECT or `auth:refresh` set a new expiry: warned of anew, and the timer follows it.
+    /// The application set a new expiry: warned of anew, and the timer follows it.
     private func tokenExpiryChanged() {
         guard !hasEnded else { return }
         hasWarnedOfExpiry = false
         arm()
     }
 
-    /// When the token needs the timer next: its warning, then its expiry.
+    /// When the credential needs the timer next: its warning, then its expiry.
     private var tokenDeadline: NIODeadline {
         let expiry = session.tokenExpiry.load(ordering: .relaxed)
         guard expiry != .max else { return .distantFuture }
@@ -133,15 +135,12 @@ final class EngineIOSession {
         let expiry = session.tokenExpiry.load(ordering: .relaxed)
         let now = Date().timeIntervalSince1970
         if now >= Double(expiry) {
-            // As a server-side disconnect: socket.io-client then waits for the app to connect
-            // again with a new token instead of retrying this one.
-            session.send(SocketReply.errorEvent(RoomcastError(.tokenExpired, "token expired: connect again with a new token"), event: nil))
-            session.send(SocketIOFrame.disconnect())
+            handler.credentialExpired()
             return close(.normalClosure, reason: "token expired")
         }
         if !hasWarnedOfExpiry, expiry != .max, now >= Double(expiry - expiryWarning) {
             hasWarnedOfExpiry = true
-            session.send(SocketReply.authExpiring(at: expiry))
+            handler.credentialExpiring(at: expiry)
         }
         switch heartbeat.tick(now: .now(), hasConnected: session.hasConnected.load(ordering: .relaxed)) {
         case .none:
@@ -159,18 +158,3 @@ final class EngineIOSession {
 
 @available(*, unavailable)
 extension EngineIOSession: Sendable {}
-
-/// Engine.IO session ids name the node that holds the session: its id, then 20 random
-/// characters. Any node can then tell where a poll belongs (see ``SessionForwarding``).
-enum EngineIOSessionID {
-    /// A new id for a session on `node`.
-    static func make(on node: NodeID) -> String {
-        node.rawValue + SocketConnection.randomID()
-    }
-
-    /// The node holding the session `sid`, or `nil` when `sid` is not one of ours.
-    static func node(of sid: some StringProtocol) -> NodeID? {
-        guard sid.utf8.count == NodeID.length + 20 else { return nil }
-        return NodeID(sid.prefix(NodeID.length))
-    }
-}

@@ -3,27 +3,25 @@ import Hummingbird
 import NIOCore
 import NIOWebSocket
 import SocketIO
-import WebSocketServer
 
 /// Engine.IO over HTTP long-polling (`transport=polling`): the handshake, polls (GET) and sends
 /// (POST). Anything else gets the reference server's error bodies, so a client can tell what is
-/// wrong. WebSocket upgrades never reach the router (see `WebSocketServerChannel`).
+/// wrong. WebSocket upgrades never reach the router (see ``EngineIOServer/webSocketRoute``).
 struct EngineIORoutes {
-    let sessions: PollingSessions
-    /// The largest body a client may send (`engineio.max_payload`).
-    let maxPayload: Int
+    let server: EngineIOServer
 
-    func register(on router: Router<RoomcastRequestContext>) {
-        // Hummingbird matches `/socket.io/` here too.
-        router.get("/socket.io") { request, _ in
+    func register<Context: RequestContext>(on router: Router<Context>) {
+        // Hummingbird matches `<path>/` here too.
+        let path = RouterPath(server.path)
+        router.get(path) { request, _ in
             try await poll(request)
         }
-        router.post("/socket.io") { request, _ in
+        router.post(path) { request, _ in
             try await send(request)
         }
         // Engine.IO knows GET and POST only; the reference server answers anything else 400.
         for method in [HTTPRequest.Method.put, .delete, .patch] {
-            router.on("/socket.io", method: method) { request, _ in
+            router.on(path, method: method) { request, _ in
                 let engineRequest = EngineIORequest(target: request.uri.description)
                 return Self.refused(engineRequest.sid == nil ? .badHandshakeMethod : .badRequest)
             }
@@ -36,10 +34,10 @@ struct EngineIORoutes {
         if let refusal = engineRequest.pollingRefusal { return Self.refused(refusal) }
         let entry: PollingSessions.Entry
         if let sid = engineRequest.sid {
-            guard let existing = sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
+            guard let existing = server.sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
             entry = existing
         } else {
-            entry = try await sessions.open(upgradeToken: engineRequest.token(headers: request.headers))
+            entry = try await server.sessions.open(for: server, opening: EngineIOOpening(request: engineRequest, headers: request.headers))
         }
         do {
             return Self.text(try await entry.session.poll().get())
@@ -59,12 +57,15 @@ struct EngineIORoutes {
         if let refusal = engineRequest.pollingRefusal { return Self.refused(refusal) }
         // A handshake is a GET, as in the reference server.
         guard let sid = engineRequest.sid else { return Self.refused(.badHandshakeMethod) }
-        guard let entry = sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
+        guard let entry = server.sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: maxPayload)
+            body = try await request.body.collect(upTo: server.settings.maxPayload)
         } catch {
-            return Response(status: .contentTooLarge, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"code":3,"message":"Payload too large"}"#)))
+            return Response(
+                status: .contentTooLarge, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"code":3,"message":"Payload too large"}"#))
+            )
         }
         let engine = entry.engine
         let packets: [EngineIOPacket]

@@ -1,21 +1,55 @@
-import Metrics
-import NIOCore
-import NIOWebSocket
-import RoomcastCore
-import SocketIO
-import Synchronization
-import WebSocketServer
+public import Metrics
+public import NIOCore
+public import NIOWebSocket
+public import SocketIO
+public import Synchronization
+public import WebSocketServer
 
 /// A frame for one socket in both forms its transports take: the Engine.IO packet text, which
 /// long-polling joins into a response body, and the WebSocket message, framed once (and
 /// compressed at most once per window size, for the sockets that negotiated permessage-deflate).
-struct OutboundFrame: Sendable {
-    let packet: ByteBuffer
-    let webSocket: WebSocketOutboundMessage
+public struct OutboundFrame: Sendable {
+    public let packet: ByteBuffer
+    public let webSocket: WebSocketOutboundMessage
 
-    init(packet: ByteBuffer) {
+    /// A text packet (`4…` for a message).
+    public init(packet: ByteBuffer) {
         self.packet = packet
         self.webSocket = WebSocketOutboundMessage(.text, packet)
+    }
+
+    /// Binary data: a binary WebSocket message, or `b` and base64 in a polling body.
+    public init(binary data: ByteBuffer) {
+        self.packet = EngineIOPacket.binary(data).encoded()
+        self.webSocket = WebSocketOutboundMessage(.binary, data)
+    }
+}
+
+/// A position in a channel's ordered stream of events, for holding its events while a joiner
+/// reads a snapshot (two numbers, as in a Redis stream id `ms-seq`).
+public struct StreamPosition: Comparable, Hashable, Sendable {
+    public let major: UInt64
+    public let minor: UInt64
+
+    public init(major: UInt64, minor: UInt64) {
+        self.major = major
+        self.minor = minor
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
+}
+
+/// The gauges a server counts connected sessions in, by transport (a session moves from one to
+/// the other when it upgrades).
+public struct ConnectedGauges: Sendable {
+    public let polling: Meter
+    public let webSocket: Meter
+
+    public init(polling: Meter, webSocket: Meter) {
+        self.polling = polling
+        self.webSocket = webSocket
     }
 }
 
@@ -26,14 +60,15 @@ struct OutboundFrame: Sendable {
 /// from elsewhere it is queued, and one task on the loop writes the queue out and flushes once.
 /// Over long-polling, frames wait for the next poll, which takes them all. Order is the order in
 /// which senders took the session's lock.
-final class SocketSession: Sendable {
+public final class SocketSession: Sendable {
     /// The Engine.IO session id.
-    let id: String
-    /// Set once a Socket.IO CONNECT succeeded, for the connect timeout.
-    let hasConnected = Atomic<Bool>(false)
-    /// When the socket's token expires (seconds since 1970; `.max` until a CONNECT): warned of
-    /// before and closed at, by the session's engine. Set with ``setTokenExpiry(_:)``.
-    let tokenExpiry = Atomic<Int64>(.max)
+    public let id: String
+    /// Set once the application accepted the client (Socket.IO's CONNECT), for the connect timeout.
+    public let hasConnected = Atomic<Bool>(false)
+    /// When the client's credential expires (seconds since 1970; `.max`: none): warned of before
+    /// and closed at, by the session's engine. Set with ``setTokenExpiry(_:)``.
+    public let tokenExpiry = Atomic<Int64>(.max)
+    private let gauges: ConnectedGauges?
 
     private enum Outbound {
         case frame(OutboundFrame)
@@ -48,7 +83,7 @@ final class SocketSession: Sendable {
     }
 
     /// Why a poll request is refused.
-    enum PollError: Error {
+    public enum PollError: Error {
         /// Another poll of this session is waiting already (Engine.IO allows one).
         case overlapping
         /// The session is closed and its close packet was taken.
@@ -60,11 +95,11 @@ final class SocketSession: Sendable {
     /// Channels being joined and the events held for them, and the floors of snapshots just sent.
     private struct Joins {
         /// Events of channels being joined, held back until the joiner's snapshot is sent.
-        var held: [String: [(offset: StreamOffset?, frame: OutboundFrame)]] = [:]
+        var held: [String: [(offset: StreamPosition?, frame: OutboundFrame)]] = [:]
         /// Per channel, the offset of the snapshot last sent, while no newer event has come: the
         /// node's pub/sub link may deliver an event after the snapshot that already holds it (the
         /// snapshot is read on another connection), and such an event must not be sent again.
-        var floors: [String: StreamOffset] = [:]
+        var floors: [String: StreamPosition] = [:]
         /// Nothing to check: the fast path of every delivery.
         var isIdle: Bool { held.isEmpty && floors.isEmpty }
 
@@ -105,24 +140,26 @@ final class SocketSession: Sendable {
         var isCounted = false
 
         /// The gauge the session counts in while connected.
-        var connectedGauge: Meter {
-            if case .polling = transport { return GatewayMetrics.socketsOverPolling }
-            return GatewayMetrics.socketsOverWebSocket
+        func connectedGauge(_ gauges: ConnectedGauges?) -> Meter? {
+            if case .polling = transport { return gauges?.polling }
+            return gauges?.webSocket
         }
     }
     private let state: Mutex<State>
 
     /// A session on a WebSocket connection.
     /// - Parameter connection: the connection's handler, on its event loop.
-    init(id: String, connection: WebSocketConnectionHandler) {
+    public init(id: String, connection: WebSocketConnectionHandler, gauges: ConnectedGauges? = nil) {
         self.id = id
+        self.gauges = gauges
         self.state = Mutex(State(transport: .webSocket(NIOLoopBound(connection, eventLoop: connection.eventLoop)), loop: connection.eventLoop))
     }
 
     /// A session served by long-polling until it upgrades.
     /// - Parameter maxQueuedBytes: what may wait for polls before the client counts as too slow.
-    init(id: String, pollingOn loop: any EventLoop, maxQueuedBytes: Int) {
+    public init(id: String, pollingOn loop: any EventLoop, maxQueuedBytes: Int, gauges: ConnectedGauges? = nil) {
         self.id = id
+        self.gauges = gauges
         var state = State(transport: .polling, loop: loop)
         state.polledBudget = OutboundBudget(limit: maxQueuedBytes)
         self.state = Mutex(state)
@@ -131,39 +168,39 @@ final class SocketSession: Sendable {
     /// Sets what is told when the session closes while polling (its close packet waits for the
     /// next poll): a client that does not poll its frames, a packet that cannot be decoded, a
     /// close from the server. The session must then be ended.
-    func onPollingClose(_ body: (@Sendable () -> Void)?) {
+    public func onPollingClose(_ body: (@Sendable () -> Void)?) {
         state.withLock { $0.onPollingClose = body }
     }
 
-    /// Counts the session in `roomcast_sockets_connected` (its CONNECT was accepted), under its
-    /// transport until it upgrades.
-    func countConnected() {
+    /// Counts the session in its gauges (the application accepted it), under its transport until
+    /// it upgrades.
+    public func countConnected() {
         state.withLock { state in
             guard !state.isCounted else { return }
             state.isCounted = true
-            state.connectedGauge.increment()
+            state.connectedGauge(gauges)?.increment()
         }
     }
 
     /// Stops counting the session (it disconnected).
-    func countDisconnected() {
+    public func countDisconnected() {
         state.withLock { state in
             guard state.isCounted else { return }
             state.isCounted = false
-            state.connectedGauge.decrement()
+            state.connectedGauge(gauges)?.decrement()
         }
     }
 
     /// The loop the session's frames are written from (it changes once, on an upgrade).
-    var eventLoop: any EventLoop { state.withLock { $0.loop } }
+    public var eventLoop: any EventLoop { state.withLock { $0.loop } }
 
     /// Sends a complete Engine.IO packet (text).
-    func send(_ packet: ByteBuffer) {
+    public func send(_ packet: ByteBuffer) {
         send(OutboundFrame(packet: packet))
     }
 
     /// Sends a frame.
-    func send(_ frame: OutboundFrame) {
+    public func send(_ frame: OutboundFrame) {
         perform(state.withLock { state in Self.enqueue(.frame(frame), &state) }, frame)
     }
 
@@ -171,12 +208,11 @@ final class SocketSession: Sendable {
     /// dropped when the snapshot just sent holds it already.
     /// - Returns: the connection the frame was written to without a flush (the caller flushes
     ///   it once for all the events it delivers in a batch), or nil when it was queued or held.
-    func deliver(_ frame: OutboundFrame, offset: Substring?, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
+    public func deliver(_ frame: OutboundFrame, offset eventOffset: StreamPosition?, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
         // The decision and the enqueue under one lock: a join that began between them would
         // send its snapshot first, then this event that the snapshot already holds.
         let action = state.withLock { state -> Action in
             if !state.joins.isIdle {
-                let eventOffset = offset.flatMap(StreamOffset.init)
                 if state.joins.held[channel] != nil {
                     state.joins.held[channel]!.append((eventOffset, frame))
                     return .none
@@ -197,7 +233,7 @@ final class SocketSession: Sendable {
     /// while the channel is being joined, when it is dropped rather than held (the snapshot that
     /// follows has the persisted state, and the next preview comes soon).
     /// - Returns: as ``deliver(_:offset:channel:)``.
-    func deliverVolatile(_ frame: OutboundFrame, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
+    public func deliverVolatile(_ frame: OutboundFrame, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
         let action = state.withLock { state -> Action in
             if !state.joins.isIdle, state.joins.held[channel] != nil { return .none }
             return Self.enqueue(.frame(frame), &state)
@@ -206,7 +242,7 @@ final class SocketSession: Sendable {
     }
 
     /// Starts holding `channel`'s events: call before subscribing, so none slips past the snapshot.
-    func beginJoin(_ channel: String) {
+    public func beginJoin(_ channel: String) {
         state.withLock { state in
             if state.joins.held[channel] == nil { state.joins.held[channel] = [] }
         }
@@ -216,7 +252,7 @@ final class SocketSession: Sendable {
     /// packets), then the held events newer than `offset`, and goes live: no event is lost
     /// between subscribing and reading, and none is sent twice. A failed join passes no packets
     /// and no offset.
-    func completeJoin(_ channel: String, sending packets: [ByteBuffer], upTo offset: StreamOffset?) {
+    public func completeJoin(_ channel: String, sending packets: [ByteBuffer], upTo offset: StreamPosition?) {
         let frames = packets.map(OutboundFrame.init(packet:))
         let action = state.withLock { state -> Action in
             guard let held = state.joins.held.removeValue(forKey: channel) else { return .none }
@@ -243,7 +279,7 @@ final class SocketSession: Sendable {
 
     /// Stops holding `channel`'s events for a join that failed before anything was sent, and
     /// drops them.
-    func abandonJoin(_ channel: String) {
+    public func abandonJoin(_ channel: String) {
         state.withLock { state in
             state.joins.held[channel] = nil
             state.joins.floors[channel] = nil
@@ -253,17 +289,17 @@ final class SocketSession: Sendable {
 
     /// Ends the session: frames already queued are still sent, then the close (a close frame, or
     /// Engine.IO's close packet to the next poll). The first reason given wins.
-    func close(_ code: WebSocketErrorCode, reason: String) {
+    public func close(_ code: WebSocketErrorCode, reason: String) {
         perform(state.withLock { state in Self.enqueue(.close(WebSocketCloseReason(code, reason)), &state) }, nil)
     }
 
     /// Sets what is told when the token's expiry changes; nil to stop.
-    func onTokenExpiryChange(_ body: (@Sendable () -> Void)?) {
+    public func onTokenExpiryChange(_ body: (@Sendable () -> Void)?) {
         state.withLock { $0.onTokenExpiryChange = body }
     }
 
     /// The socket's token now expires at `seconds` since 1970 (`.max`: no token).
-    func setTokenExpiry(_ seconds: Int64) {
+    public func setTokenExpiry(_ seconds: Int64) {
         tokenExpiry.store(seconds, ordering: .relaxed)
         state.withLock { $0.onTokenExpiryChange }?()
     }
@@ -271,7 +307,7 @@ final class SocketSession: Sendable {
     /// The client closed the session (Engine.IO's close packet): nothing more is sent, and a
     /// waiting poll ends with a noop, as the reference server answers it (engine.io
     /// `transports/polling.ts` `onClose`). Over WebSocket the connection closes.
-    func clientClosed() {
+    public func clientClosed() {
         let poll = state.withLock { state -> EventLoopPromise<ByteBuffer>? in
             guard case .polling = state.transport else { return nil }
             state.isClosed = true
@@ -286,7 +322,7 @@ final class SocketSession: Sendable {
 
     /// Whether a WebSocket may take this session over: it still polls, and no other WebSocket
     /// is probing it. The reference server closes any other (engine.io `Server.onWebSocket`).
-    var mayUpgrade: Bool {
+    public var mayUpgrade: Bool {
         state.withLock { state in
             guard case .polling = state.transport else { return false }
             return !state.isUpgrading && !state.isClosed
@@ -294,7 +330,7 @@ final class SocketSession: Sendable {
     }
 
     /// The connection is gone: drops what is queued and whatever comes later.
-    func connectionClosed() {
+    public func connectionClosed() {
         let poll = state.withLock { state in
             state.isClosed = true
             state.queue = []
@@ -308,7 +344,7 @@ final class SocketSession: Sendable {
 
     /// Takes the frames waiting for a poll: at once when there are some, else when the next one
     /// comes. The body is Engine.IO packets joined by 0x1E.
-    func poll() -> EventLoopFuture<ByteBuffer> {
+    public func poll() -> EventLoopFuture<ByteBuffer> {
         state.withLock { state -> EventLoopFuture<ByteBuffer> in
             if !state.polled.isEmpty {
                 return state.loop.makeSucceededFuture(Self.takePolled(&state))
@@ -327,7 +363,7 @@ final class SocketSession: Sendable {
     /// with a noop now, and so does every poll until the upgrade or ``abandonUpgrade()``, as the
     /// reference server does (socketio/engine.io `Socket._maybeUpgrade`). socket.io-client sends
     /// the upgrade packet only once its pending poll has ended.
-    func beginUpgrade() {
+    public func beginUpgrade() {
         let poll = state.withLock { state -> EventLoopPromise<ByteBuffer>? in
             guard case .polling = state.transport, !state.isClosed else { return nil }
             state.isUpgrading = true
@@ -338,17 +374,17 @@ final class SocketSession: Sendable {
     }
 
     /// The probing WebSocket closed before the upgrade: polls wait for frames again.
-    func abandonUpgrade() {
+    public func abandonUpgrade() {
         state.withLock { $0.isUpgrading = false }
     }
 
     /// Moves the session to a WebSocket connection (Engine.IO's upgrade packet came on it): the
     /// waiting poll ends with a noop, and frames not polled yet go out on the WebSocket.
-    func upgrade(to connection: WebSocketConnectionHandler) {
+    public func upgrade(to connection: WebSocketConnectionHandler) {
         let (poll, action) = state.withLock { state -> (EventLoopPromise<ByteBuffer>?, Action) in
-            if state.isCounted { state.connectedGauge.decrement() }
+            if state.isCounted { state.connectedGauge(gauges)?.decrement() }
             state.transport = .webSocket(NIOLoopBound(connection, eventLoop: connection.eventLoop))
-            if state.isCounted { state.connectedGauge.increment() }
+            if state.isCounted { state.connectedGauge(gauges)?.increment() }
             state.loop = connection.eventLoop
             let poll = state.poll
             state.poll = nil

@@ -1,25 +1,26 @@
 import NIOCore
 import NIOWebSocket
-import RoomcastCore
-import SocketIO
+public import SocketIO
 import WebSocketServer
 
 /// A WebSocket connection that starts an Engine.IO session of its own.
 final class EngineIOEndpoint: WebSocketEndpoint {
-    private let services: SocketServices
-    /// Handed to the session when the connection opens, and not kept here after.
-    private var upgradeToken: String?
+    private let server: EngineIOServer
+    /// Handed to the application when the connection opens, and not kept after.
+    private var opening: EngineIOOpening?
     private var engine: EngineIOSession?
 
-    init(services: SocketServices, upgradeToken: String?) {
-        self.services = services
-        self.upgradeToken = upgradeToken
+    init(server: EngineIOServer, opening: EngineIOOpening) {
+        self.server = server
+        self.opening = opening
     }
 
-    func opened(_ handler: WebSocketConnectionHandler) {
-        let session = SocketSession(id: EngineIOSessionID.make(on: services.nodeID), connection: handler)
-        engine = EngineIOSession(session: session, services: services, upgradeToken: upgradeToken, loop: handler.eventLoop, upgrades: [])
-        upgradeToken = nil
+    func opened(_ connection: WebSocketConnectionHandler) {
+        guard let opening else { return }
+        self.opening = nil
+        let session = SocketSession(id: server.application.makeSessionID(), connection: connection, gauges: server.gauges)
+        let handler = server.application.handler(for: session, opening: opening)
+        engine = EngineIOSession(session: session, handler: handler, settings: server.settings, loop: connection.eventLoop, upgrades: [])
     }
 
     func received(_ message: WebSocketDataMessage) {
@@ -34,26 +35,24 @@ final class EngineIOEndpoint: WebSocketEndpoint {
     func closed() {
         engine?.end()
     }
-
 }
 
 /// What one WebSocket message brings an Engine.IO session.
-enum EngineIOInput: Sendable {
+public enum EngineIOInput: Sendable {
+    /// A text message's packet, or a binary message (binary data as it is).
     case packet(EngineIOPacket)
-    /// A binary frame: Socket.IO sends attachments so (refused, see ``SocketConnection``).
-    case binaryFrame
     /// Text that is no Engine.IO packet.
-    case refused(RoomcastError)
+    case undecodable(String)
 
     init(_ message: WebSocketDataMessage) {
         switch message {
-        case .binary:
-            self = .binaryFrame
+        case .binary(let data):
+            self = .packet(.binary(data))
         case .text(let text):
             do {
                 self = .packet(try EngineIOPacket(decoding: text))
             } catch {
-                self = .refused(RoomcastError(.malformedPacket, error.message))
+                self = .undecodable(error.message)
             }
         }
     }

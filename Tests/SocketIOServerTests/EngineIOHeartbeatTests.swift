@@ -1,5 +1,5 @@
 import NIOCore
-@testable import RoomcastServer
+@testable import SocketIOServer
 import Testing
 
 /// The heartbeat against the reference server's timers (socketio/engine.io `lib/socket.ts`:

@@ -1,17 +1,16 @@
-import HTTPTypes
 import SocketIO
 
 /// What an Engine.IO request asks for, read from its query string.
-struct EngineIORequest {
+public struct EngineIORequest: Sendable {
     /// The Engine.IO errors of the reference server, sent as a 400 body.
-    enum Refusal: Int {
+    public enum Refusal: Int, Sendable {
         case transportUnknown = 0
         case sessionIDUnknown = 1
         case badHandshakeMethod = 2
         case badRequest = 3
         case unsupportedProtocolVersion = 5
 
-        var message: String {
+        public var message: String {
             switch self {
             case .transportUnknown: return "Transport unknown"
             case .sessionIDUnknown: return "Session ID unknown"
@@ -22,15 +21,15 @@ struct EngineIORequest {
         }
 
         /// `{"code":5,"message":"Unsupported protocol version"}`
-        var body: String { "{\"code\":\(rawValue),\"message\":\"\(message)\"}" }
+        public var body: String { "{\"code\":\(rawValue),\"message\":\"\(message)\"}" }
     }
 
     /// The path without its query.
-    let path: Substring
+    public let path: Substring
     /// Query parameters (percent-decoded).
-    let query: [String: String]
+    public let query: [String: String]
 
-    init(target: String) {
+    public init(target: String) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         path = parts[0]
         var query: [String: String] = [:]
@@ -44,30 +43,26 @@ struct EngineIORequest {
         self.query = query
     }
 
-    /// True for `/socket.io` and `/socket.io/`.
-    var isSocketIOPath: Bool { path == "/socket.io/" || path == "/socket.io" }
+    /// True for `path` with or without a trailing slash (`/socket.io`, `/socket.io/`).
+    public func isPath(_ path: String) -> Bool { self.path == path || (self.path.hasSuffix("/") && self.path.dropLast() == path) }
 
     /// The session id of a poll, a send or an upgrade.
-    var sid: String? { query["sid"] }
+    public var sid: String? { query["sid"] }
 
     /// Why a polling request cannot be served, or `nil` when it can.
-    var pollingRefusal: Refusal? {
+    public var pollingRefusal: Refusal? {
         guard query["EIO"] == "4" else { return .unsupportedProtocolVersion }
         guard query["transport"] == "polling" else { return query["transport"] == "websocket" ? .badRequest : .transportUnknown }
         return nil
     }
 
     /// Why a WebSocket upgrade cannot be served, or `nil` when it can.
-    var websocketRefusal: Refusal? {
+    public var websocketRefusal: Refusal? {
         guard query["EIO"] == "4" else { return .unsupportedProtocolVersion }
         guard query["transport"] == "websocket" else { return .transportUnknown }
         return nil
     }
 
-    /// A token from the `token` query parameter or the `Authorization: Bearer` header.
-    func token(headers: HTTPFields) -> String? {
-        BearerToken(headers: headers)?.value ?? query["token"].flatMap { $0.isEmpty ? nil : $0 }
-    }
 }
 
 extension String {

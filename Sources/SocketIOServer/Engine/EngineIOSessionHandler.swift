@@ -1,0 +1,34 @@
+public import NIOCore
+
+/// What an Engine.IO session hands the application above it, in the order it came.
+public enum EngineIOInbound: Sendable {
+    /// A message packet's data (for Socket.IO, one packet's text).
+    case message(ByteBuffer)
+    /// Binary data: a WebSocket binary frame, or a polling payload's `b` packet decoded.
+    case binary(ByteBuffer)
+    /// Input that is no Engine.IO packet: the application may answer it, then the session closes
+    /// (the reference server closes on anything it cannot decode).
+    case undecodable(reason: String)
+    /// The session ended, from either side: nothing more comes.
+    case ended
+}
+
+/// The application's side of one Engine.IO session (Socket.IO's connection, or an echo).
+///
+/// Called on the session's event loop, and must not block it: a handler that awaits hands the
+/// input to a task of its own, in order.
+public protocol EngineIOSessionHandler: AnyObject, Sendable {
+    /// Input from the client, or the session's end.
+    func received(_ inbound: EngineIOInbound)
+    /// The client's credential (``SocketSession/tokenExpiry``) expires at `seconds` since 1970,
+    /// within ``EngineIOSettings/expiryWarning``: a chance to tell the client to refresh it.
+    func credentialExpiring(at seconds: Int64)
+    /// The credential expired: whatever the client should be told goes out now; the session
+    /// closes after.
+    func credentialExpired()
+}
+
+extension EngineIOSessionHandler {
+    public func credentialExpiring(at seconds: Int64) {}
+    public func credentialExpired() {}
+}
