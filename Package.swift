@@ -378,6 +378,7 @@ let package = Package(
                 "SocketIO",
                 "SocketIOServer",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
