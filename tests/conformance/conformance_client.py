@@ -64,18 +64,39 @@ class Response:
         return f"<HTTP {self.status} {self.content!r}>"
 
 
+_http = None
+
+
+def http_session():
+    """The case's HTTP client. Like the suites' fetch (Node's global agent keeps connections
+    alive), it reuses an idle connection for the next request: a POST and the GET after it often
+    travel on one connection, which is how the suites meet the server. A new one per case
+    (reset_http_session, called after each case)."""
+    global _http
+    if _http is None:
+        _http = requests.Session()
+    return _http
+
+
+def reset_http_session():
+    global _http
+    if _http is not None:
+        _http.close()
+        _http = None
+
+
 def fetch(method, target, body=None, timeout=WAIT):
-    """One request on a fresh connection (as the suites' fetch calls are independent).
+    """One request, as the suites' fetch(url, {method, body}): the status and the body.
 
     A GET on a polling session is a long poll: it may legitimately wait for up to one ping
     interval, so the timeout is `WAIT`, far beyond it.
     """
     data = body.encode("utf-8") if isinstance(body, str) else body
-    headers = {"Connection": "close"}
+    headers = {}
     if data is not None:
         headers["Content-Type"] = "text/plain;charset=UTF-8"
-    response = requests.request(method.upper(), target, data=data, headers=headers,
-                                timeout=timeout, allow_redirects=False)
+    response = http_session().request(method.upper(), target, data=data, headers=headers,
+                                      timeout=timeout, allow_redirects=False)
     return Response(response.status_code, response.content)
 
 
@@ -185,6 +206,7 @@ _open_sockets = []
 def close_all():
     while _open_sockets:
         _open_sockets.pop().close()
+    reset_http_session()
 
 
 class WS:

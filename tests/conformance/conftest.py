@@ -9,6 +9,7 @@ import conformance_client  # noqa: E402  (after the rewrite hook)
 
 @pytest.fixture(autouse=True)
 def _close_websockets():
-    """Every WebSocket a case opened is closed after it (the suites close some, not all)."""
+    """Every WebSocket a case opened is closed after it (the suites close some, not all), and
+    its HTTP connections too."""
     yield
     conformance_client.close_all()
