@@ -4,7 +4,8 @@ The suites (socketio/socket.io: docs/engine.io-protocol/v4-test-suite/test-suite
 docs/socket.io-protocol/v5-test-suite/test-suite.js) are mocha scripts using fetch and the `ws`
 WebSocket. This module gives the tests the same few primitives in Python:
 
-- `fetch(method, url, body)`: one HTTP request on a fresh connection, the status and body text;
+- `fetch(method, url, body)`: one HTTP request, its status and body (connections are kept alive
+  and reused within a case, as by the suites' fetch);
 - `WS(url)`: a WebSocket whose frames are read in order, with `recv()` (the suite's
   `waitFor(socket, "message")`), `recv_skipping_pings()` (the Socket.IO suite's `waitForPackets`,
   which ignores PING packets) and `wait_close()` (`waitFor(socket, "close")`);
@@ -14,6 +15,15 @@ The server is `CONFORMANCE_URL` (default http://127.0.0.1:3000, the suites' port
 server runs with pingInterval 300 ms and pingTimeout 200 ms. Where the suite waits for a packet
 or for the socket to close, we wait for that condition with an upper bound of `WAIT` seconds
 (`CONFORMANCE_WAIT`, default 10): CI is a busy 2-core machine, and nothing here assumes a fast one.
+
+Where we depart from the letter of a suite to stay robust, the case says so in a comment:
+- a case whose expected bytes assume it runs inside the session's first ping interval retries
+  (`within_ping_interval`) only when it measured that the interval was overrun;
+- PINGs that arrive where the suite expects another packet are skipped and answered
+  (`recv_skipping_pings`), as the Socket.IO suite's waitForPackets() skips them;
+- where a case waits for the server to close a socket because of an invalid packet, PINGs are
+  answered so that the ping timeout cannot be what closes it (`wait_close(pong=True)`);
+- "closes the session upon ping timeout" over polling gives a late timer until `WAIT`.
 """
 
 import json
