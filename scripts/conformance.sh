@@ -48,6 +48,21 @@ free_port() {
     .venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# The HTTP status of a GET (000 when nothing answers): curl, or the venv's Python without it.
+http_status() {
+    if command -v curl >/dev/null; then
+        curl -s -o /dev/null -m 2 -w '%{http_code}' "$1" 2>/dev/null || true
+    else
+        .venv/bin/python - "$1" <<'EOF' 2>/dev/null || echo 000
+import sys, urllib.error, urllib.request
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=2).status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+EOF
+    fi
+}
+
 # Start the server; a port taken between free_port and the bind makes it exit: try another.
 port=""
 for attempt in 1 2 3; do
@@ -61,8 +76,7 @@ for attempt in 1 2 3; do
             server_pid=""
             break
         fi
-        status="$(curl -s -o /dev/null -m 2 -w '%{http_code}' \
-            "http://127.0.0.1:$candidate/engine.io/?EIO=4&transport=polling" 2>/dev/null || true)"
+        status="$(http_status "http://127.0.0.1:$candidate/engine.io/?EIO=4&transport=polling")"
         if [ "$status" = 200 ]; then
             port="$candidate"
             break
