@@ -16,6 +16,8 @@
 #                  $CONFORMANCE_MIRROR or /work/.mirror/socketio+socket.io
 #   --rev REV      the revision of the suites to run (default HEAD)
 #   --keep         keep the temporary directory (its path is printed)
+#   --repeat N     run the suites N times (a timing-sensitive case that fails now and then shows up;
+#                  the end lists each case that failed in any run, with how often)
 #
 # The suites hard-code http://localhost:3000 (they are run unmodified), so the server must answer
 # there: with --start this script runs `BINARY --port 3000` and stops it at the end; without, it
@@ -37,6 +39,7 @@ mirror="${CONFORMANCE_MIRROR:-/work/.mirror/socketio+socket.io}"
 rev=HEAD
 start_binary=""
 suites="engine.io socket.io"
+repeat=1
 keep=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -45,8 +48,9 @@ while [ $# -gt 0 ]; do
         --start) start_binary="${2:?--start needs the server binary}"; shift ;;
         --suite) suites="${2:?--suite needs engine.io or socket.io}"; shift ;;
         --keep) keep=yes ;;
+        --repeat) repeat="${2:?--repeat needs a count}"; shift ;;
         -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
-        *) echo "usage: scripts/conformance-official.sh [--mirror DIR] [--rev REV] [--start BINARY] [--suite engine.io|socket.io] [--keep]" >&2; exit 2 ;;
+        *) echo "usage: scripts/conformance-official.sh [--mirror DIR] [--rev REV] [--start BINARY] [--suite engine.io|socket.io] [--keep] [--repeat N]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -355,9 +359,11 @@ fi
 export NODE_PATH="/usr/share/nodejs:/usr/lib/nodejs${NODE_PATH:+:$NODE_PATH}"
 summary=""
 failed=0
-for suite in $suites; do
+declare -A failures=()
+for run in $(seq 1 "$repeat"); do
+  for suite in $suites; do
     echo
-    echo "=== $suite: ${suite_dir[$suite]}/test-suite.js (unmodified) ==="
+    echo "=== $suite: ${suite_dir[$suite]}/test-suite.js (unmodified)$([ "$repeat" -eq 1 ] || echo ", run $run/$repeat") ==="
     status=0
     # As the suites' `npm test` (mocha test-suite.js); --exit so that sockets a case leaves open do
     # not hold the process.
@@ -370,9 +376,20 @@ for suite in $suites; do
         failing="?"  # mocha stopped before its summary
     fi
     [ "$status" -eq 0 ] || failed=1
-    summary+="$suite: $passing passing, $failing failing"$'\n'
+    summary+="$suite: $passing passing, $failing failing$([ "$repeat" -eq 1 ] || echo " (run $run)")"$'\n'
+    # The spec reporter marks a failed case "N) title" where it runs (before the summary).
+    while IFS= read -r title; do
+        [ -n "$title" ] || continue
+        key="$suite: $title"
+        failures[$key]=$(( ${failures[$key]:-0} + 1 ))
+    done < <(sed -n '/^ *[0-9][0-9]* passing/q; s/^ *[0-9][0-9]*) \(.*\)$/\1/p' "$work/$suite.log")
+  done
 done
 echo
 echo "=== official suites against localhost:3000 ==="
 printf '%s' "$summary"
+if [ "$repeat" -gt 1 ] && [ "${#failures[@]}" -gt 0 ]; then
+    echo "cases that failed (in how many of $repeat runs):"
+    for key in "${!failures[@]}"; do echo "  ${failures[$key]}x $key"; done | sort
+fi
 exit "$failed"
