@@ -8,10 +8,11 @@ import SocketIOServer
 import Synchronization
 import WebSocketServer
 
-/// The test server of the official Engine.IO v4 protocol suite (socketio/socket.io
-/// `docs/engine.io-protocol/v4-test-suite`), on ``EngineIOServer``: an Engine.IO echo at
-/// `/engine.io/` with the suite's timings. Never part of `roomcast`; `scripts/conformance.sh`
-/// runs it and the port of the suite against it.
+/// The test server of the official Engine.IO v4 and Socket.IO v5 protocol suites
+/// (socketio/socket.io `docs/engine.io-protocol/v4-test-suite`, `docs/socket.io-protocol/v5-test-suite`),
+/// on the `SocketIOServer` library: an Engine.IO echo at `/engine.io/`, and at `/socket.io/` the
+/// Socket.IO server the v5 suite's document describes, with the suites' timings. Never part of
+/// `roomcast`; `scripts/conformance.sh` runs it and the port of the suites against it.
 ///
 ///     roomcast-conformance [--host 127.0.0.1] [--port 3000]
 ///
@@ -19,9 +20,9 @@ import WebSocketServer
 /// `conformance server ready on http://127.0.0.1:PORT/`.
 @main
 struct ConformanceServer {
-    /// The suite's `PING_INTERVAL`, `PING_TIMEOUT` and `maxPayload`.
+    /// The suites' `PING_INTERVAL`, `PING_TIMEOUT`, `maxPayload` and `connectTimeout`.
     static let settings = EngineIOSettings(
-        pingInterval: .milliseconds(300), pingTimeout: .milliseconds(200), connectTimeout: .seconds(45), maxPayload: 1_000_000,
+        pingInterval: .milliseconds(300), pingTimeout: .milliseconds(200), connectTimeout: .milliseconds(1000), maxPayload: 1_000_000,
         pollingQueueBytes: 4 * 1_000_000
     )
 
@@ -43,10 +44,14 @@ struct ConformanceServer {
         logger.logLevel = .warning
 
         let engineIO = EngineIOServer(path: "/engine.io", settings: settings, application: EchoApplication())
+        let socketIO = EngineIOServer(path: "/socket.io", settings: settings, socketIO: SocketIOSettings(), application: SuiteApplication())
         let router = Router()
         engineIO.registerPolling(on: router)
+        socketIO.registerPolling(on: router)
         let limits = WebSocketLimits(maxMessageSize: settings.maxPayload, maxQueuedBytes: settings.pollingQueueBytes, compression: .init(isEnabled: false, thresholdBytes: 0))
-        let server = WebSocketServerChannel.builder(limits: limits) { head in engineIO.webSocketRoute(head) }
+        let server = WebSocketServerChannel.builder(limits: limits) { head in
+            engineIO.webSocketRoute(head) ?? socketIO.webSocketRoute(head)
+        }
         let address = host
         var app = Application(
             router: router,
@@ -58,7 +63,7 @@ struct ConformanceServer {
             },
             logger: logger
         )
-        app.addServices(engineIO)
+        app.addServices(engineIO, socketIO)
         try await app.runService()
     }
 
@@ -96,4 +101,55 @@ final class EchoHandler: EngineIOSessionHandler {
         case .ended: break
         }
     }
+}
+
+/// The suite's Socket.IO server: namespaces `/` and `/custom`; on connect, `auth` with the
+/// handshake's auth payload; `message` echoed as `message-back`, `message-with-ack` answered with
+/// its arguments, binary attachments included.
+struct SuiteApplication: SocketIOApplication {
+    func makeSessionID() -> String {
+        RandomID.make()
+    }
+
+    func serves(namespace: String) -> Bool {
+        namespace == "/" || namespace == "/custom"
+    }
+
+    func handler(for session: SocketSession, opening: EngineIOOpening) -> any SocketIOHandler {
+        SuiteHandler(session: session)
+    }
+}
+
+final class SuiteHandler: SocketIOHandler {
+    private let session: SocketSession
+
+    init(session: SocketSession) {
+        self.session = session
+    }
+
+    func connect(namespace: String, auth: ByteBuffer?) async -> Bool {
+        session.send(SocketIOFrame.connect(sid: RandomID.make(), namespace: namespace))
+        session.send(SocketIOFrame.event(name: "auth", arguments: [auth ?? ByteBuffer(string: "{}")], namespace: namespace))
+        return true
+    }
+
+    func event(_ event: SocketIOEvent) async {
+        switch event.name {
+        case "message":
+            let packet = SocketIOFrame.event(
+                name: "message-back", arguments: event.arguments, namespace: event.namespace, attachments: event.attachments?.count
+            )
+            session.send(packet, attachments: event.attachments ?? [])
+        case "message-with-ack":
+            guard let id = event.ackId else { return }
+            let packet = SocketIOFrame.ack(id: id, arguments: event.arguments, namespace: event.namespace, attachments: event.attachments?.count)
+            session.send(packet, attachments: event.attachments ?? [])
+        default:
+            break
+        }
+    }
+
+    func disconnect(namespace: String) async {}
+
+    func closed() async {}
 }

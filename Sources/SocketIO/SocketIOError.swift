@@ -11,7 +11,7 @@ public struct SocketIOError: Error, Hashable, CustomStringConvertible, Sendable 
         case malformedJSON
         case invalidPayload
         case reservedEventName
-        case binaryNotSupported
+        case invalidAttachments
         case payloadTooDeep
     }
 
@@ -40,8 +40,8 @@ public struct SocketIOError: Error, Hashable, CustomStringConvertible, Sendable 
     public static var invalidPayload: Self { Self(.invalidPayload) }
     /// The event name is one that Socket.IO reserves for itself.
     public static var reservedEventName: Self { Self(.reservedEventName) }
-    /// BINARY_EVENT and BINARY_ACK packets (binary attachments) are not supported.
-    public static var binaryNotSupported: Self { Self(.binaryNotSupported) }
+    /// A BINARY_EVENT or BINARY_ACK packet does not start with a valid attachment count and `-`.
+    public static var invalidAttachments: Self { Self(.invalidAttachments) }
     /// The data nests arrays and objects deeper than the decoder's `maxDepth`.
     public static var payloadTooDeep: Self { Self(.payloadTooDeep) }
 
@@ -61,7 +61,7 @@ public struct SocketIOError: Error, Hashable, CustomStringConvertible, Sendable 
     static func reservedEventName(_ name: String, offset: Int) -> Self {
         Self(.reservedEventName, detail: "\"\(name)\" is a reserved event name", offset: offset)
     }
-    static func binaryNotSupported(offset: Int) -> Self { Self(.binaryNotSupported, offset: offset) }
+    static func invalidAttachments(_ detail: String, offset: Int) -> Self { Self(.invalidAttachments, detail: detail, offset: offset) }
 
     init(json error: JSONScanError) {
         if error.reason == .tooDeep {
@@ -81,7 +81,7 @@ public struct SocketIOError: Error, Hashable, CustomStringConvertible, Sendable 
         case .malformedJSON: "malformed_json"
         case .invalidPayload: "invalid_payload"
         case .reservedEventName: "reserved_event_name"
-        case .binaryNotSupported: "binary_not_supported"
+        case .invalidAttachments: "invalid_attachments"
         case .payloadTooDeep: "payload_too_deep"
         }
     }
@@ -97,7 +97,7 @@ public struct SocketIOError: Error, Hashable, CustomStringConvertible, Sendable 
             case .malformedJSON: "Malformed JSON"
             case .invalidPayload: "Invalid payload for the packet type"
             case .reservedEventName: "Reserved event name"
-            case .binaryNotSupported: "Binary attachments are not supported"
+            case .invalidAttachments: "Invalid binary attachment count"
             case .payloadTooDeep: "JSON payload is nested too deeply"
             }
         guard let detail = self.detail else { return summary }

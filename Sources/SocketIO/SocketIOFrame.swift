@@ -31,15 +31,18 @@ public enum SocketIOFrame: Sendable {
         }
     }
 
-    /// `42["name",arg1,arg2,…]`: an event with any number of JSON arguments.
+    /// `42["name",arg1,arg2,…]`: an event with any number of JSON arguments; with `attachments`,
+    /// a BINARY_EVENT `45<n>-[…]` whose arguments hold placeholders for the `n` binary frames
+    /// sent after it.
     public static func event(
         name: String,
         arguments: [ByteBuffer],
         namespace: String = "/",
-        ackId: Int? = nil
+        ackId: Int? = nil,
+        attachments: Int? = nil
     ) -> ByteBuffer {
         let capacity = arguments.reduce(name.utf8.count) { $0 + 1 + $1.readableBytes }
-        return self.frame(.event, namespace: namespace, ackId: ackId, capacity: capacity) {
+        return self.frame(.event, namespace: namespace, ackId: ackId, attachments: attachments, capacity: capacity) {
             self.writeArray(name: name, arguments: arguments, into: &$0)
         }
     }
@@ -58,10 +61,11 @@ public enum SocketIOFrame: Sendable {
         }
     }
 
-    /// `43<id>[arg1,…]`: an ack with any number of JSON arguments, including none.
-    public static func ack(id: Int, arguments: [ByteBuffer], namespace: String = "/") -> ByteBuffer {
+    /// `43<id>[arg1,…]`: an ack with any number of JSON arguments, including none; with
+    /// `attachments`, a BINARY_ACK `46<n>-<id>[…]`.
+    public static func ack(id: Int, arguments: [ByteBuffer], namespace: String = "/", attachments: Int? = nil) -> ByteBuffer {
         let capacity = arguments.reduce(0) { $0 + 1 + $1.readableBytes }
-        return self.frame(.ack, namespace: namespace, ackId: id, capacity: capacity) {
+        return self.frame(.ack, namespace: namespace, ackId: id, attachments: attachments, capacity: capacity) {
             self.writeArray(name: nil, arguments: arguments, into: &$0)
         }
     }
@@ -99,6 +103,7 @@ public enum SocketIOFrame: Sendable {
         _ kind: SocketIOPacketKind,
         namespace: String,
         ackId: Int?,
+        attachments: Int? = nil,
         capacity: Int,
         body: (inout ByteBuffer) -> Void
     ) -> ByteBuffer {
@@ -106,7 +111,14 @@ public enum SocketIOFrame: Sendable {
         assert((ackId ?? 0) >= 0, "ack ids are non-negative")
         let isDefaultNamespace = namespace.isEmpty || namespace == "/"
         var buffer = self.allocator.buffer(capacity: 24 + (isDefaultNamespace ? 0 : namespace.utf8.count) + capacity)
-        buffer.writeMultipleIntegers(UInt8(ascii: "4"), kind.digit)
+        if let attachments {
+            // BINARY_EVENT is 5, BINARY_ACK 6: three above EVENT and ACK.
+            buffer.writeMultipleIntegers(UInt8(ascii: "4"), kind.digit + 3)
+            buffer.writeString(String(attachments))
+            buffer.writeInteger(UInt8(ascii: "-"))
+        } else {
+            buffer.writeMultipleIntegers(UInt8(ascii: "4"), kind.digit)
+        }
         if !isDefaultNamespace {
             buffer.writeString(namespace)
             buffer.writeInteger(UInt8(ascii: ","))

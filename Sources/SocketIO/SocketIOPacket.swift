@@ -17,6 +17,10 @@ public struct SocketIOPacket: Hashable, Sendable {
     public let eventName: String?
     /// Raw JSON of each argument: EVENT elements after the name, or every ACK element; otherwise empty.
     public let arguments: [ByteBuffer]
+    /// For BINARY_EVENT and BINARY_ACK (`kind` is `.event` or `.ack`), how many binary frames
+    /// follow, the data's `{"_placeholder":true,"num":n}` objects standing for them; nil for a
+    /// plain packet.
+    public let attachments: Int?
 
     /// Decodes the body of an Engine.IO message packet (the text after the leading `4`).
     ///
@@ -30,6 +34,7 @@ public struct SocketIOPacket: Hashable, Sendable {
         self.namespace = layout.namespace
         self.ackId = layout.ackId
         self.eventName = layout.eventName
+        self.attachments = layout.attachments
         self.data = try layout.data.map { range throws(SocketIOError) in try Self.slice(body, range) }
         var arguments: [ByteBuffer] = []
         arguments.reserveCapacity(layout.arguments.count)

@@ -1,4 +1,5 @@
-/// The Socket.IO v5 packet types this codec accepts; BINARY_EVENT (5) and BINARY_ACK (6) are refused.
+/// The Socket.IO v5 packet types; BINARY_EVENT (5) and BINARY_ACK (6) decode as `.event` and `.ack`
+/// with ``SocketIOPacket/attachments`` set.
 public enum SocketIOPacketKind: UInt8, Hashable, Sendable, CaseIterable {
     /// `0`: join a namespace (client, optional auth object) or confirm it (server, `{"sid":…}`).
     case connect = 0

@@ -10,7 +10,12 @@ enum SocketIOPacketParser {
         var data: Range<Int>?
         var eventName: String?
         var arguments: [Range<Int>]
+        /// Binary frames that follow (BINARY_EVENT, BINARY_ACK); nil for a plain packet.
+        var attachments: Int?
     }
+
+    /// The most attachments a binary packet may announce: more is not a packet any client sends.
+    static let maxAttachmentDigits = 6
 
     /// Socket.IO clients are JavaScript-first; larger ids would not survive a round trip as a JS number.
     static let maxAckId = 9_007_199_254_740_991
@@ -30,11 +35,16 @@ enum SocketIOPacketParser {
         case UInt8(ascii: "2"): kind = .event
         case UInt8(ascii: "3"): kind = .ack
         case UInt8(ascii: "4"): kind = .connectError
-        case UInt8(ascii: "5"), UInt8(ascii: "6"): throw SocketIOError.binaryNotSupported(offset: 0)
+        case UInt8(ascii: "5"): kind = .event
+        case UInt8(ascii: "6"): kind = .ack
         default: throw SocketIOError.unknownPacketType("first byte is 0x\(String(typeByte, radix: 16))", offset: 0)
         }
 
         var index = 1
+        var attachments: Int?
+        if typeByte == UInt8(ascii: "5") || typeByte == UInt8(ascii: "6") {
+            attachments = try self.parseAttachments(bytes, index: &index)
+        }
         let namespace = try self.parseNamespace(bytes, index: &index)
         let ackOffset = index
         let ackId = try self.parseAckId(bytes, index: &index)
@@ -59,7 +69,8 @@ enum SocketIOPacketParser {
             ackId: ackId,
             data: json?.range,
             eventName: nil,
-            arguments: json?.elements ?? []
+            arguments: json?.elements ?? [],
+            attachments: attachments
         )
         try self.validate(&layout, json: json?.kind, bytes: bytes, ackOffset: ackOffset, dataOffset: dataOffset)
         return layout
@@ -126,37 +137,22 @@ enum SocketIOPacketParser {
         }
     }
 
-    /// The header of a BINARY_EVENT or BINARY_ACK packet (see ``SocketIOBinaryHeader``).
-    static func parseBinaryHeader(_ bytes: UnsafeRawBufferPointer) throws(SocketIOError) -> SocketIOBinaryHeader {
-        guard let typeByte = bytes.first, typeByte == UInt8(ascii: "5") || typeByte == UInt8(ascii: "6") else {
-            throw SocketIOError.unknownPacketType("not a binary packet", offset: 0)
-        }
-        var index = 1
-        var attachments = 0
+    /// `<count>-` after a binary packet's type, as socket.io-parser writes it.
+    private static func parseAttachments(_ bytes: UnsafeRawBufferPointer, index: inout Int) throws(SocketIOError) -> Int {
+        let start = index
+        var count = 0
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-            guard index - 1 < SocketIOBinaryHeader.maxAttachmentDigits else {
-                throw SocketIOError.invalidPayload("too many attachments", offset: 1)
+            guard index - start < self.maxAttachmentDigits else {
+                throw SocketIOError.invalidAttachments("more than \(self.maxAttachmentDigits) digits", offset: start)
             }
-            attachments = attachments * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
+            count = count * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
             index += 1
         }
-        guard index > 1, index < bytes.count, bytes[index] == UInt8(ascii: "-") else {
-            throw SocketIOError.invalidPayload("a binary packet starts with its attachment count and '-'", offset: index)
+        guard index > start, index < bytes.count, bytes[index] == UInt8(ascii: "-") else {
+            throw SocketIOError.invalidAttachments("a binary packet starts with its attachment count and '-'", offset: index)
         }
         index += 1
-        let namespace = try self.parseNamespace(bytes, index: &index)
-        let ackId = try self.parseAckId(bytes, index: &index)
-        var eventName: String?
-        if typeByte == UInt8(ascii: "5"), index < bytes.count,
-            let json = try? JSONScanner.scan(bytes, startingAt: index, maxDepth: SocketIOPacket.defaultMaxDepth, collectElements: true),
-            json.kind == .array, let first = json.elements.first, bytes[first.lowerBound] == UInt8(ascii: "\"")
-        {
-            eventName = JSONStringDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[first]))
-        }
-        return SocketIOBinaryHeader(
-            kind: typeByte == UInt8(ascii: "5") ? .event : .ack, attachments: attachments, namespace: namespace, ackId: ackId,
-            eventName: eventName
-        )
+        return count
     }
 
     /// A namespace starts with `/` and runs to the first `,`; like the reference parser, the

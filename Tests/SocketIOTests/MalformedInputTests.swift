@@ -35,9 +35,13 @@ struct MalformedInputTests {
         Case("7[\"a\"]", .unknownPacketType, at: 0),
         Case("x", .unknownPacketType, at: 0),
         Case("[\"a\"]", .unknownPacketType, at: 0),
-        Case("51-[\"a\"]", .binaryNotSupported, at: 0),
-        Case("61-[]", .binaryNotSupported, at: 0),
-        Case("5", .binaryNotSupported, at: 0),
+        Case("5", .invalidAttachments, at: 1),
+        Case("5-[\"a\"]", .invalidAttachments, at: 1),
+        Case("51[\"a\"]", .invalidAttachments, at: 2),
+        Case("51234567-[\"a\"]", .invalidAttachments, at: 1),
+        Case("5x-[\"a\"]", .invalidAttachments, at: 1),
+        Case("51-{}", .invalidPayload),
+        Case("61-[]", .invalidAckId),
         // Payload shape per kind
         Case("2", .invalidPayload),
         Case("2{}", .invalidPayload),
@@ -148,7 +152,7 @@ struct MalformedInputTests {
             (.malformedJSON, "malformed_json"),
             (.invalidPayload, "invalid_payload"),
             (.reservedEventName, "reserved_event_name"),
-            (.binaryNotSupported, "binary_not_supported"),
+            (.invalidAttachments, "invalid_attachments"),
             (.payloadTooDeep, "payload_too_deep"),
         ]
         for (error, code) in all {

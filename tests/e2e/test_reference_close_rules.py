@@ -116,6 +116,49 @@ def test_binary_data_outside_a_binary_packet_closes_the_connection(api, node1):
     assert_closed(ws)
 
 
+def test_text_where_an_attachment_is_due_closes_the_connection(api, node1):
+    """socket.io-parser: "got plaintext data when reconstructing a packet" ends the connection."""
+    ws = connected_websocket(node1, api.register("halfbinary").token)
+    ws.send('451-["message:send",{"_placeholder":true,"num":0}]')
+    ws.send('42["room:leave",{"roomId":"r_none"}]')
+    assert_closed(ws)
+
+
+def test_more_attachments_than_the_bound_close_the_connection(api, node1):
+    ws = connected_websocket(node1, api.register("manybinary").token)
+    ws.send('4565-["message:send",{}]')
+    assert_closed(ws)
+
+
+def test_binary_attachments_over_polling_are_decoded_and_answered(api, node1):
+    """engine.io v4 suite: "sends and receives a payload containing plain text and binary
+    packets": a polling body's `b` packets are binary data (base64), as Socket.IO-Client-Swift
+    sends a `Data` argument; the event is decoded and answered, and the session stays."""
+    sid = open_polling(node1)
+    token = api.register("pollbinary").token
+    assert polling(node1, sid, "POST", "40" + json.dumps({"token": token})) == (200, "ok")
+    assert next_polled(node1, sid, "40{")
+    body = '451-7["message:send",{"_placeholder":true,"num":0}]\x1ebAQIDBA=='
+    assert polling(node1, sid, "POST", body) == (200, "ok")
+    answer = next_polled(node1, sid, "437[")
+    assert json.loads(answer[3:])[0]["error"]["code"] == "binary_not_supported", answer
+    assert polling(node1, sid, "POST", '428["room:leave",{"roomId":"r_none"}]') == (200, "ok")
+    assert next_polled(node1, sid, "438[")
+
+
+def next_polled(node, sid, prefix):
+    """Polls until a packet starting with `prefix` comes (pings are skipped); fails on anything else."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        status, body = polling(node, sid)
+        assert status == 200, (status, body)
+        for packet in body.split("\x1e"):
+            if packet.startswith(prefix):
+                return packet
+            assert packet in ("2", "6"), f"{packet!r} instead of {prefix}"
+    raise AssertionError(f"no {prefix} within {WAIT} s")
+
+
 def test_a_bad_event_that_decodes_is_answered_and_the_socket_stays(api, node1):
     ws = connected_websocket(node1, api.register("wrong").token)
     ws.send('421["no:such:event",{}]')

@@ -12,6 +12,9 @@ public struct RoomcastError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let invalidPayload = Code(rawValue: "invalid_payload")
         /// A Socket.IO or Engine.IO packet could not be parsed.
         public static let malformedPacket = Code(rawValue: "malformed_packet")
+        /// A binary event (Socket.IO attachments) for an event that takes one JSON object: every
+        /// event of the contract does.
+        public static let binaryNotSupported = Code(rawValue: "binary_not_supported")
         /// The client sent an event the server does not know.
         public static let unknownEvent = Code(rawValue: "unknown_event")
         /// No valid credentials (missing, malformed or tampered token, wrong password).

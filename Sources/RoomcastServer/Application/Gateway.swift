@@ -190,7 +190,8 @@ public struct Gateway: Sendable {
         // Public like the console: a stray or stale token must not keep a client from the contract.
         OpenAPIRoutes().register(on: router)
         let engineIO = EngineIOServer(
-            path: "/socket.io", settings: settings.socket.engineIO, application: GatewaySocketApplication(services: socketServices),
+            path: "/socket.io", settings: settings.socket.engineIO, socketIO: settings.socket.socketIO,
+            application: GatewaySocketApplication(services: socketServices),
             gauges: ConnectedGauges(polling: GatewayMetrics.socketsOverPolling, webSocket: GatewayMetrics.socketsOverWebSocket)
         )
         engineIO.registerPolling(on: router)

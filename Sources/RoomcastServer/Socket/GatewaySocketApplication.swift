@@ -2,17 +2,21 @@ import HTTPTypes
 import RoomcastCore
 import SocketIOServer
 
-/// The gateway as an Engine.IO application: session ids that name this node, and a Socket.IO
-/// connection per session, authenticated by the token of its CONNECT or of the request that
-/// opened it.
-struct GatewaySocketApplication: EngineIOApplication {
+/// The gateway as a Socket.IO application: session ids that name this node, the main namespace
+/// only, and a connection per session authenticated by the token of its CONNECT or of the
+/// request that opened it.
+struct GatewaySocketApplication: SocketIOApplication {
     let services: SocketServices
 
     func makeSessionID() -> String {
         EngineIOSessionID.make(on: services.nodeID)
     }
 
-    func handler(for session: SocketSession, opening: EngineIOOpening) -> any EngineIOSessionHandler {
+    func serves(namespace: String) -> Bool {
+        namespace == "/"
+    }
+
+    func handler(for session: SocketSession, opening: EngineIOOpening) -> any SocketIOHandler {
         SocketConnection(session: session, services: services, upgradeToken: opening.token)
     }
 }
@@ -31,6 +35,11 @@ extension SocketSettings {
             pingInterval: pingInterval, pingTimeout: pingTimeout, connectTimeout: connectTimeout, maxPayload: maxPayload,
             pollingQueueBytes: outboundQueueBytes, expiryWarning: expiryWarning
         )
+    }
+
+    /// What the node's Socket.IO connections are held to.
+    var socketIO: SocketIOSettings {
+        SocketIOSettings(inboundQueueBytes: inboundQueueBytes)
     }
 }
 

@@ -21,9 +21,6 @@ final class SocketState: @unchecked Sendable {
     /// CONNECT packet carries none.
     private var upgradeCredential: UpgradeCredential
     private(set) var rooms: Set<RoomID> = []
-    /// Binary frames still to come as attachments of a refused binary packet: they are part
-    /// of the refusal already answered, not new input.
-    var attachmentsToSkip = 0
     /// The socket's event budget.
     private var eventBudget: TokenBucket
     /// Made on the socket's first canvas preview: most sockets never send one, and what they

@@ -120,9 +120,9 @@ public final class SocketSession: Sendable {
         var queue: [Outbound] = []
         /// A task on the loop will write `queue` out.
         var writeScheduled = false
-        /// Packets waiting for a poll (their text: polling needs no WebSocket framing), what
-        /// they hold against the socket's outbound limit, and the poll waiting for packets.
-        var polled: [ByteBuffer] = []
+        /// Frames waiting for a poll (polling sends their packet text; an upgrade, their WebSocket
+        /// form), what they hold against the socket's outbound limit, and the poll waiting.
+        var polled: [OutboundFrame] = []
         var polledBudget = OutboundBudget(limit: 0)
         /// Told when the session closes while polling, from whatever side: its engine must end
         /// it (nothing else tells a polling session's engine that it is over).
@@ -204,6 +204,12 @@ public final class SocketSession: Sendable {
         perform(state.withLock { state in Self.enqueue(.frame(frame), &state) }, frame)
     }
 
+    /// Sends frames that must stay together (a binary packet and its attachments): no other
+    /// sender's frame comes between them.
+    public func send(_ frames: [OutboundFrame]) {
+        perform(state.withLock { state in Self.enqueue(frames, &state) }, nil)
+    }
+
     /// Delivers a published event of `channel`: at once, or held while the channel is joined, or
     /// dropped when the snapshot just sent holds it already.
     /// - Returns: the connection the frame was written to without a flush (the caller flushes
@@ -257,22 +263,16 @@ public final class SocketSession: Sendable {
         let action = state.withLock { state -> Action in
             guard let held = state.joins.held.removeValue(forKey: channel) else { return .none }
             state.joins.compact()
-            var action = Action.none
-            func send(_ frame: OutboundFrame) {
-                // Several frames: only the queue keeps them in order with other senders.
-                let next = Self.enqueue(.frame(frame), &state, mayWriteNow: false)
-                if case .none = next {} else { action = next }
-            }
-            for frame in frames { send(frame) }
             var newer = false
+            var released = frames
             for event in held {
                 if let offset, let eventOffset = event.offset, eventOffset <= offset { continue }
                 if event.offset != nil { newer = true }
-                send(event.frame)
+                released.append(event.frame)
             }
             // Until an event newer than `offset` arrives, older ones may still be on their way.
             if let offset, !newer { state.joins.floors[channel] = offset }
-            return action
+            return Self.enqueue(released, &state)
         }
         perform(action, nil)
     }
@@ -388,11 +388,7 @@ public final class SocketSession: Sendable {
             state.loop = connection.eventLoop
             let poll = state.poll
             state.poll = nil
-            var action = Action.none
-            for packet in state.polled {
-                let next = Self.enqueue(.frame(OutboundFrame(packet: packet)), &state, mayWriteNow: false)
-                if case .none = next {} else { action = next }
-            }
+            let action = Self.enqueue(state.polled, &state)
             state.polled = []
             state.polledBudget.reset()
             return (poll, action)
@@ -406,7 +402,7 @@ public final class SocketSession: Sendable {
             state.polled = []
             state.polledBudget.reset()
         }
-        return EngineIOPayload.join(frames: state.polled)
+        return EngineIOPayload.join(frames: state.polled.map(\.packet))
     }
 
     // MARK: Writing
@@ -422,6 +418,16 @@ public final class SocketSession: Sendable {
         case endPolling(@Sendable () -> Void, answering: (EventLoopPromise<ByteBuffer>, ByteBuffer)?)
     }
 
+    /// Queues several frames in order; only the queue keeps them together against other senders.
+    private static func enqueue(_ frames: [OutboundFrame], _ state: inout State) -> Action {
+        var action = Action.none
+        for frame in frames {
+            let next = enqueue(.frame(frame), &state, mayWriteNow: false)
+            if case .none = next {} else { action = next }
+        }
+        return action
+    }
+
     /// Queues a frame or a close for the transport in use, and says what to do once unlocked.
     /// - Parameter mayWriteNow: false when more frames follow under the same lock.
     private static func enqueue(_ item: Outbound, _ state: inout State, mayWriteNow: Bool = true) -> Action {
@@ -433,14 +439,14 @@ public final class SocketSession: Sendable {
             case .frame(let frame):
                 guard state.polledBudget.take(frame.packet) else {
                     // Nobody polls: what waits is dropped, the close packet waits instead.
-                    state.polled = [EngineIOPacket.close.encoded()]
+                    state.polled = [OutboundFrame(packet: EngineIOPacket.close.encoded())]
                     state.polledBudget.reset()
                     state.isClosed = true
                     return state.onPollingClose.map { .endPolling($0, answering: nil) } ?? .none
                 }
-                state.polled.append(frame.packet)
+                state.polled.append(frame)
             case .close:
-                state.polled.append(EngineIOPacket.close.encoded())
+                state.polled.append(OutboundFrame(packet: EngineIOPacket.close.encoded()))
             }
             let answer = state.poll.map { poll in (poll, takePolled(&state)) }
             state.poll = nil
