@@ -292,7 +292,9 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         var nodeConfiguration = configuration
         nodeConfiguration.mode = .standalone
         nodeConfiguration.endpoint = endpoint
-        return RedisClient(configuration: nodeConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
+        // A master that cannot be reached (failing over) fails its commands at once: they are
+        // answered unavailable, and nothing waits on it (see ConnectionPoolStateMachine).
+        return RedisClient(configuration: nodeConfiguration, eventLoopGroup: eventLoopGroup, logger: logger, failsFast: true)
     }
 
     // MARK: Slot map
