@@ -24,8 +24,12 @@ struct ShardFailoverTests {
                 _ = try await cluster.cli(port: replica.port, ["CONFIG", "SET", "cluster-replica-no-failover", "yes"])
                 _ = try await cluster.cli(port: replica.port, ["CONFIG", "SET", "cluster-replica-validity-factor", "0"])
             }
-            // Commands wait 30 s at most: a command for the dead master must fail far sooner.
-            let configuration = try testConfiguration(url: cluster.url, poolSize: 1)
+            // Commands wait 30 s at most: a command for the dead master must fail far sooner. The
+            // kill closes the dead master's links at once; a health-check PING that a loaded
+            // machine answers late must not restart a healthy link (its channels would be
+            // restored), so it is given seconds.
+            var configuration = try testConfiguration(url: cluster.url, poolSize: 1)
+            configuration.healthCheckInterval = .seconds(10)
             let recorder = EventRecorder()
             let subscriber = RedisSubscriber(configuration: configuration) { recorder.record($0) }
             try await withThrowingTaskGroup(of: Void.self) { group in
