@@ -29,8 +29,10 @@ public final class RedisSubscriber: Service, Sendable {
         case restored(channels: [String])
     }
 
+    private typealias Shards = SubscriberShards<RedisConnection, EventLoopPromise<Void>>
+
     private struct State {
-        var shards: SubscriberShards<RedisConnection, EventLoopPromise<Void>>
+        var shards: Shards
         /// Shards with a task keeping their link (cluster mode).
         var maintained: Set<RedisEndpoint> = []
         var refreshRequested = false
@@ -107,7 +109,7 @@ public final class RedisSubscriber: Service, Sendable {
         return state.withLock { state -> EventLoopFuture<Void> in
             if state.isShutdown { return eventLoop.makeFailedFuture(Self.shutdownError) }
             let (writes, waiting) = state.shards.subscribe(channels)
-            var futures = writes.map { subscribing($0, deadline: deadline, on: eventLoop, restoring: false) }
+            var futures = writes.map { subscribing($0, deadline: deadline, on: eventLoop) }
             if !waiting.isEmpty {
                 futures.append(waitForLinks(&state, channels: waiting, deadline: deadline, eventLoop: eventLoop))
             }
@@ -128,19 +130,14 @@ public final class RedisSubscriber: Service, Sendable {
         return EventLoopFuture.andAllSucceed(futures, on: eventLoop)
     }
 
-    /// Writes `SSUBSCRIBE` on a link. Once confirmed, channels reported lost are reported
-    /// restored (with `restoring`); `MOVED` (the slot map was stale) closes the link, so its
-    /// channels are placed again on a fresh map, and this caller waits for them.
-    private func subscribing(
-        _ write: SubscriberShards<RedisConnection, EventLoopPromise<Void>>.Write, deadline: NIODeadline, on eventLoop: any EventLoop,
-        restoring: Bool
-    ) -> EventLoopFuture<Void> {
+    /// Writes `SSUBSCRIBE` on a link. Once confirmed, those of its channels reported lost are
+    /// reported restored; `MOVED` (the slot map was stale) closes the link, so its channels are
+    /// placed again on a fresh map, and this caller waits for them.
+    private func subscribing(_ write: Shards.Write, deadline: NIODeadline, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
         let written = write.link.write("SSUBSCRIBE", confirmedAs: "ssubscribe", write.channels, deadline: deadline)
-        if restoring {
-            written.whenSuccess {
-                let restored = self.state.withLock { $0.shards.restore(write.channels, on: write.endpoint) }
-                self.report(restored: restored)
-            }
+        written.whenSuccess {
+            let restored = self.state.withLock { $0.shards.restore(write.channels, on: write.endpoint) }
+            self.report(restored: restored)
         }
         return written.flatMapError { error in
             guard let error = error as? RedisError, error.replyPrefix == "MOVED" else {
@@ -164,16 +161,17 @@ public final class RedisSubscriber: Service, Sendable {
         return promise.futureResult
     }
 
-    private func unsubscribing(_ write: SubscriberShards<RedisConnection, EventLoopPromise<Void>>.Write, deadline: NIODeadline) -> EventLoopFuture<Void> {
+    /// Writes `SUNSUBSCRIBE` on a link.
+    private func unsubscribing(_ write: Shards.Write, deadline: NIODeadline) -> EventLoopFuture<Void> {
         write.link.write("SUNSUBSCRIBE", confirmedAs: "sunsubscribe", write.channels, deadline: deadline)
     }
 
     /// Writes a placement (under the lock, so writes reach Redis in the order the wanted set
     /// changed); returns what its waiters are completed with, outside the lock.
-    private func write(_ placement: SubscriberShards<RedisConnection, EventLoopPromise<Void>>.Placement, deadline: NIODeadline) -> EventLoopFuture<Void> {
+    private func write(_ placement: Shards.Placement, deadline: NIODeadline) -> EventLoopFuture<Void> {
         let eventLoop = eventLoopGroup.any()
         for write in placement.unsubscribe { _ = unsubscribing(write, deadline: deadline) }
-        let written = placement.subscribe.map { subscribing($0, deadline: deadline, on: eventLoop, restoring: true) }
+        let written = placement.subscribe.map { subscribing($0, deadline: deadline, on: eventLoop) }
         return EventLoopFuture.andAllSucceed(written, on: eventLoop)
     }
 
