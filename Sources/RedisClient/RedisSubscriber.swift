@@ -224,7 +224,7 @@ public final class RedisSubscriber: Service, Sendable {
                 let read = await reconnection.retry { () throws(RedisError) in
                     let candidates = state.withLock { state in
                         state.refreshRequested = false
-                        return state.shards.shards + seeds
+                        return state.shards.shardsLinkedFirst + seeds
                     }
                     return try await ClusterTopology.read(fromAny: candidates, configuration: configuration, eventLoopGroup: eventLoopGroup)
                 } onFailure: { error in

@@ -52,6 +52,12 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
         return topology?.masters ?? []
     }
 
+    /// The shards, those with an open link first: a slot map read asks them first, so a dead
+    /// master (whose connection attempt may take the whole connect timeout) is asked last.
+    var shardsLinkedFirst: [RedisEndpoint] {
+        shards.filter { links[$0] != nil } + shards.filter { links[$0] == nil }
+    }
+
     /// Every open link.
     var openLinks: [Link] { Array(links.values) }
 
