@@ -21,7 +21,7 @@ swift build --build-tests
 # One test target at a time: the timing checks against Redis (expiry, timeouts) in the lower
 # targets must not share two cores with the gateway processes RoomcastServerTests starts. The
 # Redis Cluster suites, three servers a test, run on their own.
-cluster_suites='RedisClusterClientTests|RedisClusterSubscriberTests|ClusterReshardTests|ClusterMigrationTests'
+cluster_suites='RedisClusterClientTests|RedisClusterSubscriberTests|ShardFailoverTests|ClusterReshardTests|ClusterMigrationTests'
 if [ $# -gt 0 ]; then
     swift test --skip-build "$@"
 else

@@ -5,38 +5,43 @@ public import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
-/// A dedicated pub/sub connection that keeps its subscriptions through reconnects.
+/// Dedicated pub/sub links that keep their subscriptions through reconnects and failovers.
 ///
-/// The subscriber remembers which channels its owner wants. When the connection drops it
-/// reports ``Event/connectionLost(_:)``, reconnects with backoff, subscribes to every wanted
-/// channel again and reports ``Event/restored(channels:)``: messages published in between may
-/// have been missed, and the owner decides how to repair that gap.
-///
-/// Channels are sharded in both modes (`SSUBSCRIBE`; publishers use `SPUBLISH`, Redis 7+). In
-/// cluster mode the subscriber holds one connection per master and subscribes each channel on
-/// the shard that owns its slot; losing any of them (a dead master, a slot that moved, which
-/// Redis announces with an unasked `sunsubscribe`, or `MOVED` on `SSUBSCRIBE`) is handled as one
-/// lost connection: the slot map is read again and every channel subscribed where it now lives.
+/// The subscriber remembers which channels its owner wants. Channels are sharded in both modes
+/// (`SSUBSCRIBE`; publishers use `SPUBLISH`, Redis 7+). It holds one link per shard: the server,
+/// or in cluster mode each master, where it subscribes the channels whose slot that master owns.
+/// When a link drops (a dead master, a slot that moved, which Redis announces with an unasked
+/// `sunsubscribe`, or `MOVED` on `SSUBSCRIBE`) it reports ``Event/connectionLost(_:channels:)``
+/// with that link's channels only; the other links go on delivering. The lost link reconnects
+/// with backoff (in cluster mode the slot map is read again, and a master that took over the
+/// slots gets a link of its own), its channels are subscribed where they now live, and
+/// ``Event/restored(channels:)`` names them: messages published in between may have been
+/// missed, and the owner decides how to repair that gap.
 public final class RedisSubscriber: Service, Sendable {
     /// What the subscriber tells its owner.
     public enum Event: Sendable {
         /// A message on a subscribed channel, delivered on the connection's event loop.
         case message(RedisPubSubMessage)
-        /// The connection dropped; messages may be missed until ``restored(channels:)``.
-        case connectionLost(RedisError)
-        /// A new connection is subscribed to these channels again.
+        /// A link dropped: messages on `channels` may be missed until ``restored(channels:)``
+        /// names them. Channels on the other links are not affected.
+        case connectionLost(RedisError, channels: [String])
+        /// These channels, lost before, are subscribed again.
         case restored(channels: [String])
     }
 
+    private typealias Shards = SubscriberShards<RedisConnection, EventLoopPromise<Void>>
+
     private struct State {
-        var wanted: Set<String> = []
-        /// Set only once the connections are subscribed to everything wanted.
-        var links: SubscriberLinks?
-        var generation = 0
-        var waiters = DeadlineWaiters<Void>()
+        var shards: Shards
+        /// Shards with a task keeping their link (cluster mode).
+        var maintained: Set<RedisEndpoint> = []
+        var refreshRequested = false
         var lastError: RedisError?
         var isShutdown = false
     }
+
+    /// Slot map reads closer together than this are merged.
+    static let minimumRefreshInterval: Duration = .milliseconds(100)
 
     /// The configuration the subscriber was created with.
     public let configuration: RedisConfiguration
@@ -45,10 +50,13 @@ public final class RedisSubscriber: Service, Sendable {
     private let onEvent: @Sendable (Event) -> Void
     // A mutex keeps "update the wanted set" and "write the command" one step, so concurrent
     // subscribe and unsubscribe calls reach Redis in the order they changed the set.
-    private let state = Mutex(State())
-    /// `pubsub_reconnects_total` after ``RedisConfiguration/metricsPrefix``: connections made
-    /// again after a lost one.
+    private let state: Mutex<State>
+    /// `pubsub_reconnects_total` after ``RedisConfiguration/metricsPrefix``: links made again
+    /// after a lost one.
     private let reconnects: Counter
+    /// Asks the cluster loop to read the slot map again.
+    private let refreshes: AsyncStream<Void>
+    private let refreshContinuation: AsyncStream<Void>.Continuation
 
     /// Creates a subscriber; it connects once `run()` is running.
     /// - Parameter onEvent: receives messages (on the connection's event loop, so keep it short)
@@ -64,31 +72,34 @@ public final class RedisSubscriber: Service, Sendable {
         self.logger = logger
         self.onEvent = onEvent
         self.reconnects = Counter(label: configuration.metricsPrefix + "pubsub_reconnects_total")
+        self.state = Mutex(State(shards: SubscriberShards(standalone: configuration.isCluster ? nil : configuration.endpoint)))
+        (refreshes, refreshContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// The channels the owner wants, whether or not the connection is up.
-    public var channels: Set<String> { state.withLock { $0.wanted } }
+    /// The channels the owner wants, whether or not they are subscribed now.
+    public var channels: Set<String> { state.withLock { $0.shards.wanted } }
 
-    /// True while connected and subscribed to every wanted channel.
-    public var isConnected: Bool { state.withLock { $0.links != nil } }
+    /// True while every wanted channel is subscribed on an open link.
+    public var isConnected: Bool { state.withLock { $0.shards.isComplete } }
 
     // MARK: Subscriptions
 
     /// Subscribes to channels and returns once Redis confirmed them.
     ///
-    /// While disconnected it waits for the connection up to the timeout; the channels stay wanted
-    /// even if that wait times out, and are subscribed on reconnect.
+    /// A channel whose shard has no link waits for one up to the timeout; the channels stay
+    /// wanted even if that wait times out, and are subscribed once their shard is back.
     public func subscribe(_ channels: [String], timeout: Duration? = nil) async throws(RedisError) {
         try await startSubscribing(channels, deadline: deadline(timeout)).redisResult()
     }
 
-    /// Unsubscribes from channels; returns once Redis confirmed it (at once while disconnected).
+    /// Unsubscribes from channels; returns once Redis confirmed it (at once where a link is down).
     public func unsubscribe(_ channels: [String], timeout: Duration? = nil) async throws(RedisError) {
         try await startUnsubscribing(channels, deadline: deadline(timeout)).redisResult()
     }
 
-    /// Adds channels to the wanted set and writes `SUBSCRIBE` before returning; the future
-    /// completes when Redis confirmed them (or, while disconnected, once a new connection has).
+    /// Adds channels to the wanted set and writes `SSUBSCRIBE` on their shards' links before
+    /// returning; the future completes when Redis confirmed them (for a shard without a link,
+    /// once a new link has).
     ///
     /// Not suspending lets a caller that holds its own lock fix the order in which its subscribe
     /// and unsubscribe calls reach Redis.
@@ -97,47 +108,77 @@ public final class RedisSubscriber: Service, Sendable {
         guard !channels.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
         return state.withLock { state -> EventLoopFuture<Void> in
             if state.isShutdown { return eventLoop.makeFailedFuture(Self.shutdownError) }
-            state.wanted.formUnion(channels)
-            guard let links = state.links else {
-                return waitForLinks(&state, channels: channels, deadline: deadline, eventLoop: eventLoop)
+            let (writes, waiting) = state.shards.subscribe(channels)
+            var futures = writes.map { subscribing($0, deadline: deadline, on: eventLoop) }
+            if !waiting.isEmpty {
+                futures.append(waitForLinks(&state, channels: waiting, deadline: deadline, eventLoop: eventLoop))
             }
-            return links.write("SSUBSCRIBE", confirmedAs: "ssubscribe", channels, deadline: deadline, on: eventLoop)
-                .flatMapError { error in
-                    // The slot moved: start over on a fresh map; the channels stay wanted and
-                    // this caller waits for the new links.
-                    guard let error = error as? RedisError, error.replyPrefix == "MOVED" else {
-                        return eventLoop.makeFailedFuture(error)
-                    }
-                    links.closeAll()
-                    return self.state.withLock { state in
-                        if let current = state.links, current.generation != links.generation {
-                            return eventLoop.makeSucceededVoidFuture()
-                        }
-                        return self.waitForLinks(&state, channels: channels, deadline: deadline, eventLoop: eventLoop)
-                    }
-                }
+            return EventLoopFuture.andAllSucceed(futures, on: eventLoop)
         }
     }
 
-    /// Registers a caller to be completed once new links are subscribed to everything wanted.
-    private func waitForLinks(_ state: inout State, channels: [String], deadline: NIODeadline, eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+    /// Removes channels from the wanted set and writes `SUNSUBSCRIBE` before returning; the future
+    /// completes when Redis confirmed it (at once where a link is down).
+    public func startUnsubscribing(_ channels: [String], deadline: NIODeadline) -> EventLoopFuture<Void> {
+        let eventLoop = eventLoopGroup.any()
+        guard !channels.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
+        let (futures, served) = state.withLock { state in
+            let (writes, served) = state.shards.unsubscribe(channels)
+            return (writes.map { unsubscribing($0, deadline: deadline) }, served)
+        }
+        for waiter in served { waiter.succeed() }
+        return EventLoopFuture.andAllSucceed(futures, on: eventLoop)
+    }
+
+    /// Writes `SSUBSCRIBE` on a link. Once confirmed, those of its channels reported lost are
+    /// reported restored; `MOVED` (the slot map was stale) closes the link, so its channels are
+    /// placed again on a fresh map, and this caller waits for them.
+    private func subscribing(_ write: Shards.Write, deadline: NIODeadline, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        let written = write.link.write("SSUBSCRIBE", confirmedAs: "ssubscribe", write.channels, deadline: deadline)
+        written.whenSuccess {
+            let restored = self.state.withLock { $0.shards.restore(write.channels, on: write.endpoint) }
+            self.report(restored: restored)
+        }
+        return written.flatMapError { error in
+            guard let error = error as? RedisError, error.replyPrefix == "MOVED" else {
+                return eventLoop.makeFailedFuture(error)
+            }
+            write.link.closeSoon()
+            return self.state.withLock { state in
+                self.waitForLinks(&state, channels: Set(write.channels), deadline: deadline, eventLoop: eventLoop)
+            }
+        }
+    }
+
+    /// Registers a caller to be completed once `channels` are written on a link.
+    private func waitForLinks(_ state: inout State, channels: Set<String>, deadline: NIODeadline, eventLoop: any EventLoop) -> EventLoopFuture<Void> {
         let promise = eventLoop.makePromise(of: Void.self)
-        let id = state.waiters.add(promise)
-        DeadlineWaiters.expire(id, at: deadline, on: eventLoop, waitingFor: "not subscribed to \(channels.joined(separator: ", "))") { id in
-            self.state.withLock { ($0.waiters.take(id), $0.lastError) }
+        let id = DeadlineWaiters<Void>.newID()
+        state.shards.wait(id, promise, for: channels)
+        DeadlineWaiters.expire(id, at: deadline, on: eventLoop, waitingFor: "not subscribed to \(channels.sorted().joined(separator: ", "))") { id in
+            self.state.withLock { ($0.shards.takeWaiter(id), $0.lastError) }
         }
         return promise.futureResult
     }
 
-    /// Removes channels from the wanted set and writes `UNSUBSCRIBE` before returning; the future
-    /// completes when Redis confirmed it (at once while disconnected).
-    public func startUnsubscribing(_ channels: [String], deadline: NIODeadline) -> EventLoopFuture<Void> {
+    /// Writes `SUNSUBSCRIBE` on a link.
+    private func unsubscribing(_ write: Shards.Write, deadline: NIODeadline) -> EventLoopFuture<Void> {
+        write.link.write("SUNSUBSCRIBE", confirmedAs: "sunsubscribe", write.channels, deadline: deadline)
+    }
+
+    /// Writes a placement (under the lock, so writes reach Redis in the order the wanted set
+    /// changed); returns what its waiters are completed with, outside the lock.
+    private func write(_ placement: Shards.Placement, deadline: NIODeadline) -> EventLoopFuture<Void> {
         let eventLoop = eventLoopGroup.any()
-        return state.withLock { state -> EventLoopFuture<Void> in
-            state.wanted.subtract(channels)
-            guard let links = state.links, !channels.isEmpty else { return eventLoop.makeSucceededVoidFuture() }
-            return links.write("SUNSUBSCRIBE", confirmedAs: "sunsubscribe", channels, deadline: deadline, on: eventLoop)
-        }
+        for write in placement.unsubscribe { _ = unsubscribing(write, deadline: deadline) }
+        let written = placement.subscribe.map { subscribing($0, deadline: deadline, on: eventLoop) }
+        return EventLoopFuture.andAllSucceed(written, on: eventLoop)
+    }
+
+    private func report(restored: [String]) {
+        guard !restored.isEmpty else { return }
+        logger.info("Redis subscriber restored channels", metadata: ["channels": "\(restored.count)"])
+        onEvent(.restored(channels: restored))
     }
 
     private func deadline(_ timeout: Duration?) -> NIODeadline {
@@ -146,131 +187,171 @@ public final class RedisSubscriber: Service, Sendable {
 
     fileprivate static let shutdownError = RedisError(.clientShutdown, "the Redis subscriber was shut down")
 
-    // MARK: Connection
+    // MARK: Links
 
-    /// Keeps the connection up and subscribed until cancelled or a graceful shutdown.
+    /// Keeps the links up and subscribed until cancelled or a graceful shutdown.
     public func run() async {
         await cancelWhenGracefulShutdown {
-            await self.maintain()
+            if self.configuration.isCluster {
+                await self.maintainCluster()
+            } else {
+                await self.maintain(shard: self.configuration.endpoint)
+            }
         }
         shutdown()
     }
 
-    /// Closes the connection and fails waiting callers; `run()` does this when it ends.
+    /// Closes the links and fails waiting callers; `run()` does this when it ends.
     public func shutdown() {
         let (links, waiters) = state.withLock { state in
             state.isShutdown = true
-            defer { state.links = nil }
-            return (state.links, state.waiters.takeAll())
+            return (state.shards.openLinks, state.shards.takeAllWaiters())
         }
+        refreshContinuation.finish()
         for waiter in waiters { waiter.fail(Self.shutdownError) }
-        links?.closeAll()
+        for link in links { link.closeSoon() }
     }
 
-    private func maintain() async {
-        var wasConnected = false
-        let onEvent = self.onEvent
-        let reconnection = Reconnection(backoff: configuration.reconnectBackoff, logger: logger, failureMessage: "Redis subscriber cannot connect, retrying")
-        while true {
-            let connected = await reconnection.retry { () throws(RedisError) in
-                let links = try await connect(onPush: { onEvent(.message($0)) })
-                return (links, try await resubscribe(links))
-            } onFailure: { error in
-                state.withLock { $0.lastError = error }
+    /// Cluster mode: reads the slot map whenever a link asks (a link lost or not made), keeps a
+    /// task per master, and places channels whose slot moved.
+    private func maintainCluster() async {
+        guard case .cluster(let seeds) = configuration.mode else { return }
+        requestRefresh()
+        let reconnection = Reconnection(backoff: configuration.reconnectBackoff, logger: logger, failureMessage: "Redis subscriber cannot read the slot map, retrying")
+        await withDiscardingTaskGroup { group in
+            for await _ in refreshes {
+                try? await Task.sleep(for: Self.minimumRefreshInterval)
+                let read = await reconnection.retry { () throws(RedisError) in
+                    let candidates = state.withLock { state in
+                        state.refreshRequested = false
+                        return state.shards.shardsLinkedFirst + seeds
+                    }
+                    return try await ClusterTopology.read(fromAny: candidates, configuration: configuration, eventLoopGroup: eventLoopGroup)
+                } onFailure: { error in
+                    state.withLock { $0.lastError = error }
+                }
+                guard let (topology, _) = read else { break }
+                for endpoint in apply(topology) {
+                    group.addTask { await self.maintain(shard: endpoint) }
+                }
             }
-            guard let ((links, restored), _) = connected else { return }
-            if wasConnected {
-                logger.info("Redis subscriber reconnected", metadata: ["channels": "\(restored.count)"])
-                reconnects.increment()
-                onEvent(.restored(channels: restored))
-            }
-            wasConnected = true
-            await watch(links)
-            let error = RedisError(.connectionClosed, "subscriber connection to \(configuration.endpoint) closed")
-            state.withLock {
-                $0.links = nil
-                $0.lastError = error
-            }
-            if Task.isCancelled { return }
-            logger.warning("Redis subscriber connection lost, reconnecting")
-            onEvent(.connectionLost(error))
-        }
-    }
-
-    /// Opens the connection, or in cluster mode reads the slot map and opens one per master.
-    private func connect(onPush: @escaping @Sendable (RedisPubSubMessage) -> Void) async throws(RedisError) -> SubscriberLinks {
-        let generation = state.withLock { state in
-            state.generation += 1
-            return state.generation
-        }
-        guard case .cluster(let seeds) = configuration.mode else {
-            let connection = try await RedisConnection.connect(configuration: configuration, eventLoop: eventLoopGroup.next(), onPush: onPush)
-            return SubscriberLinks(generation: generation, topology: nil, connections: [configuration.endpoint: connection])
-        }
-        let topology = try await ClusterTopology.read(fromAny: seeds, configuration: configuration, eventLoopGroup: eventLoopGroup)
-        var connections: [RedisEndpoint: RedisConnection] = [:]
-        for master in topology.masters {
-            var shard = configuration
-            shard.endpoint = master
-            do {
-                connections[master] = try await RedisConnection.connect(configuration: shard, eventLoop: eventLoopGroup.next(), onPush: onPush)
-            } catch {
-                for connection in connections.values { connection.closeSoon() }
-                throw error
-            }
-        }
-        return SubscriberLinks(generation: generation, topology: topology, connections: connections)
-    }
-
-    /// Subscribes new links to everything wanted, then opens them to callers.
-    private func resubscribe(_ links: SubscriberLinks) async throws(RedisError) -> [String] {
-        let deadline = NIODeadline.now() + TimeAmount(configuration.commandTimeout)
-        let snapshot = state.withLock { Array($0.wanted) }
-        let eventLoop = eventLoopGroup.any()
-        do {
-            if !snapshot.isEmpty {
-                try await links.write("SSUBSCRIBE", confirmedAs: "ssubscribe", snapshot, deadline: deadline, on: eventLoop).redisResult()
-            }
-        } catch {
-            links.closeAll()
-            throw error
-        }
-        let (waiters, added, dropped, isShutdown) = state.withLock { state in
-            guard !state.isShutdown else { return ([EventLoopPromise<Void>](), Optional<EventLoopFuture<Void>>.none, [String](), true) }
-            // The wanted set may have changed while the snapshot was being subscribed: catch up
-            // in both directions before the links are opened to callers.
-            let dropped = snapshot.filter { !state.wanted.contains($0) }
-            if !dropped.isEmpty {
-                _ = links.write("SUNSUBSCRIBE", confirmedAs: "sunsubscribe", dropped, deadline: deadline, on: eventLoop)
-            }
-            let missing = state.wanted.subtracting(snapshot)
-            let added = missing.isEmpty ? nil : links.write("SSUBSCRIBE", confirmedAs: "ssubscribe", Array(missing), deadline: deadline, on: eventLoop)
-            state.links = links
-            return (state.waiters.takeAll(), added, dropped, false)
-        }
-        if isShutdown {
-            links.closeAll()
-            throw Self.shutdownError
-        }
-        for waiter in waiters {
-            if let added { waiter.completeWith(added) } else { waiter.succeed() }
-        }
-        return snapshot.filter { !dropped.contains($0) }
-    }
-
-    /// Returns when any connection closes, having closed the others; a `PING` per interval finds
-    /// a link that died silently.
-    private func watch(_ links: SubscriberLinks) async {
-        await withTaskGroup(of: Void.self) { group in
-            for connection in links.all {
-                group.addTask { await self.watch(connection) }
-            }
-            await group.next()
             group.cancelAll()
         }
-        links.closeAll()
     }
 
+    /// Applies a slot map; returns the masters that need a task of their own.
+    private func apply(_ topology: ClusterTopology) -> [RedisEndpoint] {
+        let deadline = deadline(nil)
+        let (applied, started) = state.withLock { state in
+            let applied = state.shards.apply(topology)
+            for write in applied.unsubscribe { _ = unsubscribing(write, deadline: deadline) }
+            let started = topology.masters.filter { !state.maintained.contains($0) }
+            state.maintained.formUnion(started)
+            return (applied, started)
+        }
+        for link in applied.stale { link.closeSoon() }
+        if !applied.lost.isEmpty {
+            logger.warning("Redis subscriber channels moved to another master", metadata: ["channels": "\(applied.lost.count)"])
+            onEvent(.connectionLost(RedisError(.connectionClosed, "the slots of \(applied.lost.count) channels moved"), channels: applied.lost))
+        }
+        // Reported lost first, then placed where they live now (restored once confirmed).
+        let (confirmed, served) = state.withLock { state in
+            let placement = state.shards.place()
+            return (write(placement, deadline: deadline), placement.served)
+        }
+        for waiter in served { waiter.completeWith(confirmed) }
+        return started
+    }
+
+    /// Asks the cluster loop for a slot map read, unless one is already coming.
+    private func requestRefresh() {
+        guard configuration.isCluster else { return }
+        let yield = state.withLock { state in
+            defer { state.refreshRequested = true }
+            return !state.refreshRequested && !state.isShutdown
+        }
+        if yield { refreshContinuation.yield() }
+    }
+
+    /// Keeps one shard's link: connect (retrying), subscribe its channels, serve until the link
+    /// closes, report its channels lost, start again; until cancelled, shut down, or (cluster
+    /// mode) the shard is no longer a master.
+    private func maintain(shard endpoint: RedisEndpoint) async {
+        var wasConnected = false
+        let onEvent = self.onEvent
+        let reconnection = Reconnection(
+            backoff: configuration.reconnectBackoff, logger: logger, failureMessage: "Redis subscriber cannot connect, retrying",
+            metadata: ["endpoint": "\(endpoint)"]
+        )
+        while true {
+            let connected = await reconnection.retry { () throws(RedisError) in
+                try stayOrLeave(endpoint)
+                var shard = configuration
+                shard.endpoint = endpoint
+                shard.mode = .standalone
+                let connection = try await RedisConnection.connect(configuration: shard, eventLoop: eventLoopGroup.next(), onPush: { onEvent(.message($0)) })
+                try await open(connection, at: endpoint)
+                return connection
+            } onFailure: { error in
+                state.withLock { $0.lastError = error }
+                requestRefresh()
+            }
+            guard let (connection, _) = connected else { return }
+            if wasConnected {
+                logger.info("Redis subscriber reconnected", metadata: ["endpoint": "\(endpoint)"])
+                reconnects.increment()
+            }
+            wasConnected = true
+            await watch(connection)
+            let error = RedisError(.connectionClosed, "subscriber connection to \(endpoint) closed")
+            let lost = state.withLock { state in
+                state.lastError = error
+                return state.shards.closed(connection, at: endpoint)
+            }
+            if Task.isCancelled { return }
+            logger.warning("Redis subscriber connection lost, reconnecting", metadata: ["endpoint": "\(endpoint)", "channels": "\(lost.count)"])
+            if !lost.isEmpty { onEvent(.connectionLost(error, channels: lost)) }
+            requestRefresh()
+        }
+    }
+
+    /// Throws ``RedisError/Code/clientShutdown`` (which ends the retry loop) once the subscriber
+    /// is shut down or `endpoint` is no longer a master of the slot map; its task then ends.
+    private func stayOrLeave(_ endpoint: RedisEndpoint) throws(RedisError) {
+        let leave = state.withLock { state in
+            let leave = state.isShutdown || !state.shards.shards.contains(endpoint)
+            if leave { state.maintained.remove(endpoint) }
+            return leave
+        }
+        if leave { throw Self.shutdownError }
+    }
+
+    /// Subscribes a new link to its shard's wanted channels, then opens it to callers.
+    private func open(_ connection: RedisConnection, at endpoint: RedisEndpoint) async throws(RedisError) {
+        let deadline = deadline(nil)
+        let snapshot = state.withLock { $0.shards.channels(ownedBy: endpoint) }
+        do {
+            if !snapshot.isEmpty {
+                try await connection.write("SSUBSCRIBE", confirmedAs: "ssubscribe", snapshot, deadline: deadline).redisResult()
+            }
+        } catch {
+            connection.closeSoon()
+            throw error
+        }
+        let opened = state.withLock { state -> (EventLoopFuture<Void>, [EventLoopPromise<Void>], [String])? in
+            guard !state.isShutdown else { return nil }
+            let (placement, restored) = state.shards.opened(connection, at: endpoint, subscribed: snapshot)
+            return (write(placement, deadline: deadline), placement.served, restored)
+        }
+        guard let (confirmed, served, restored) = opened else {
+            connection.closeSoon()
+            throw Self.shutdownError
+        }
+        for waiter in served { waiter.completeWith(confirmed) }
+        report(restored: restored)
+    }
+
+    /// Returns when the link closes; a `PING` per interval finds a link that died silently.
     private func watch(_ connection: RedisConnection) async {
         let interval = configuration.healthCheckInterval
         await withTaskCancellationHandler {
@@ -299,5 +380,6 @@ public final class RedisSubscriber: Service, Sendable {
         } onCancel: {
             connection.closeSoon()
         }
+        connection.closeSoon()
     }
 }

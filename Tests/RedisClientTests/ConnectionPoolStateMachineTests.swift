@@ -147,4 +147,26 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.openConnections == 0)
         #expect(pool.shutdown().connections.isEmpty)
     }
+
+    @Test("a pool that fails fast: waiters fail when a connection attempt fails, leases fail until one succeeds")
+    func failsFastWhileUnreachable() {
+        var pool = ConnectionPoolStateMachine<FakeConnection, String>(size: 2, failsFast: true)
+        #expect(Self.waits(pool.lease(waiter: "a", id: 1)))
+        let refused = RedisError(.connectionFailed, "cannot connect to 127.0.0.1:1")
+        let failed = pool.connectFailed(refused)
+        #expect(failed?.waiters == ["a"])
+        #expect(failed?.error.code == .connectionFailed)
+        #expect(Self.failure(pool.lease(waiter: "b", id: 2))?.message == refused.message)
+        #expect(pool.waiterTimedOut(id: 2) == nil)
+        _ = pool.connected(slot: 0, FakeConnection("c0"))
+        #expect(Self.used(pool.lease()) != nil)
+    }
+
+    @Test("a pool that does not fail fast keeps its waiters through failed attempts")
+    func waitsWhileUnreachable() {
+        var pool = ConnectionPoolStateMachine<FakeConnection, String>(size: 1)
+        #expect(Self.waits(pool.lease(waiter: "a", id: 1)))
+        #expect(pool.connectFailed(RedisError(.connectionFailed, "refused")) == nil)
+        #expect(Self.waits(pool.lease(waiter: "b", id: 2)))
+    }
 }

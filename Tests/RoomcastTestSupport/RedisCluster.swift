@@ -1,11 +1,17 @@
 import Foundation
+import RedisClient
 
 /// A private 3-master Redis Cluster on loopback, for one test or suite: three
 /// `redis-server --cluster-enabled yes` (each a ``RedisServer`` with its own directory and
-/// `nodes.conf`), joined by `redis-cli --cluster create`.
+/// `nodes.conf`), joined by `redis-cli --cluster create`, optionally with replicas.
 public actor RedisCluster {
-    /// The masters, in the order `redis-cli --cluster create` was given them.
+    /// The masters as created, in the order `redis-cli --cluster create` was given them.
     public nonisolated let servers: [RedisServer]
+    /// The replicas as created (`--cluster-replicas`), none by default.
+    public nonisolated let replicas: [RedisServer]
+
+    /// Masters and replicas.
+    public nonisolated var allServers: [RedisServer] { servers + replicas }
 
     /// The masters' ports.
     public nonisolated var ports: [Int] { servers.map(\.port) }
@@ -15,39 +21,55 @@ public actor RedisCluster {
         "redis-cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
     }
 
-    /// Starts the servers, creates the cluster and waits until every node says `cluster_state:ok`.
-    /// - Parameter arguments: extra `redis-server` options for every master (`--appendonly yes`).
-    public init(masters: Int = 3, arguments: [String] = []) async throws {
-        var servers: [RedisServer] = []
+    /// Starts the servers, creates the cluster and waits until every node says `cluster_state:ok`
+    /// (and every replica is in sync with its master).
+    /// - Parameters:
+    ///   - replicasPerMaster: replicas of each master (`redis-cli --cluster create --cluster-replicas`).
+    ///   - arguments: extra `redis-server` options for every server (`--appendonly yes`).
+    public init(masters: Int = 3, replicasPerMaster: Int = 0, arguments: [String] = []) async throws {
+        var started: [RedisServer] = []
         do {
-            for _ in 0..<masters {
-                servers.append(
+            for _ in 0..<(masters * (1 + replicasPerMaster)) {
+                started.append(
                     try await RedisServer(arguments: [
                         "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
                     ] + arguments)
                 )
             }
-            self.servers = servers
-            let addresses = servers.map { "127.0.0.1:\($0.port)" }
-            let created = try await Self.cli(["--cluster", "create"] + addresses + ["--cluster-yes"])
+            let addresses = started.map { "127.0.0.1:\($0.port)" }
+            let created = try await Self.cli(
+                ["--cluster", "create"] + addresses + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"]
+            )
             guard created.contains("[OK] All 16384 slots covered") else {
                 throw RedisServerError("redis-cli --cluster create failed: \(created)")
             }
+            // redis-cli picks which nodes become masters: ask each node what it is.
+            var masterServers: [RedisServer] = []
+            var replicaServers: [RedisServer] = []
+            for server in started {
+                let role = try await Self.cli(["-p", "\(server.port)", "ROLE"])
+                if role.hasPrefix("master") { masterServers.append(server) } else { replicaServers.append(server) }
+            }
+            self.servers = masterServers
+            self.replicas = replicaServers
             try await waitUntilStable()
         } catch {
-            for server in servers { await server.destroy() }
+            for server in started { await server.destroy() }
             throw error
         }
     }
 
     /// Stops every server and removes their directories.
     public func destroy() async {
-        for server in servers { await server.destroy() }
+        for server in allServers { await server.destroy() }
     }
 
     /// Runs `body` with a fresh cluster, then destroys it whatever happened.
-    public static func with<Result>(arguments: [String] = [], _ body: (RedisCluster) async throws -> Result) async throws -> Result {
-        let cluster = try await RedisCluster(arguments: arguments)
+    /// - Parameter replicasPerMaster: replicas of each master (none by default).
+    public static func with<Result>(
+        replicasPerMaster: Int = 0, arguments: [String] = [], _ body: (RedisCluster) async throws -> Result
+    ) async throws -> Result {
+        let cluster = try await RedisCluster(replicasPerMaster: replicasPerMaster, arguments: arguments)
         do {
             let result = try await body(cluster)
             await cluster.destroy()
@@ -69,6 +91,10 @@ public actor RedisCluster {
                 if !info.contains("cluster_state:ok") { ok = false }
                 maps.insert(try await Self.cli(["-p", "\(port)", "CLUSTER", "SLOTS"]))
             }
+            for replica in replicas {
+                let replication = try await Self.cli(["-p", "\(replica.port)", "INFO", "replication"])
+                if !replication.contains("master_link_status:up") { ok = false }
+            }
             // `redis-cli --cluster check` also requires every node to agree on the configuration.
             if ok && maps.count == 1 {
                 let check = try await Self.cli(["--cluster", "check", "127.0.0.1:\(ports[0])"])
@@ -88,14 +114,14 @@ public actor RedisCluster {
         try await Self.cli(["-p", "\(port)", "CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The port of the master serving `key`'s slot, as that master itself says.
+    /// The port of the master serving `key`'s slot, as that master itself says: one of the
+    /// masters as created or, after a failover, a promoted replica. Servers that do not answer
+    /// (killed) are skipped.
     public nonisolated func port(servingKey key: String) async throws -> Int {
-        let text = try await Self.cli(["-p", "\(ports[0])", "CLUSTER", "KEYSLOT", key])
-        guard let slot = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw RedisServerError("CLUSTER KEYSLOT answered \(text)")
-        }
-        for port in ports where try await slots(ofPort: port).contains(where: { $0.contains(slot) }) {
-            return port
+        let slot = Int(HashSlot(key: key).rawValue)
+        for port in allServers.map(\.port) {
+            guard let owned = try? await slots(ofPort: port) else { continue }
+            if owned.contains(where: { $0.contains(slot) }) { return port }
         }
         throw RedisServerError("no master serves the slot of \(key)")
     }

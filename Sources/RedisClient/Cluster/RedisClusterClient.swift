@@ -292,7 +292,9 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         var nodeConfiguration = configuration
         nodeConfiguration.mode = .standalone
         nodeConfiguration.endpoint = endpoint
-        return RedisClient(configuration: nodeConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
+        // A master that cannot be reached (failing over) fails its commands at once: they are
+        // answered unavailable, and nothing waits on it (see ConnectionPoolStateMachine).
+        return RedisClient(configuration: nodeConfiguration, eventLoopGroup: eventLoopGroup, logger: logger, failsFast: true)
     }
 
     // MARK: Slot map
@@ -312,10 +314,14 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         let reconnection = Reconnection(backoff: configuration.reconnectBackoff, logger: logger, failureMessage: "cannot read the Redis Cluster slot map, retrying")
         let read = await reconnection.retry { () throws(RedisError) in
             // Redirections seen from here on need another refresh after this one.
-            let candidates = state.withLock { state in
+            let masters = state.withLock { state in
                 state.refreshRequested = false
-                return (state.topology?.masters ?? []) + seeds
+                return (state.topology?.masters ?? []).map { ($0, state.nodes[$0]) }
             }
+            // Masters with an open connection first: a dead one (whose connection attempt may
+            // take the whole connect timeout) is asked last.
+            let reachable = masters.filter { ($0.1?.openConnections ?? 0) > 0 }.map(\.0)
+            let candidates = reachable + masters.map(\.0).filter { !reachable.contains($0) } + seeds
             return try await ClusterTopology.read(fromAny: candidates, configuration: configuration, eventLoopGroup: eventLoopGroup)
         } onFailure: { error in
             state.withLock { $0.lastError = error }

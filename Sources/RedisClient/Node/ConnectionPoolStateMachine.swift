@@ -2,6 +2,11 @@
 ///
 /// Each slot holds at most one open connection; a slot's own task reconnects it. Callers lease
 /// any open connection round-robin (connections are shared, not exclusive) or wait for one.
+///
+/// A pool that fails fast (a Redis Cluster master's) does not make callers wait while its server
+/// is unreachable, that is while no connection is open and the last attempt to connect failed:
+/// they fail at once, so a dead master costs its own slots' commands no more than a connection
+/// attempt, and a caller waiting on it (a pipeline's part) does not hold up the others.
 struct ConnectionPoolStateMachine<Connection: AnyObject, Waiter> {
     enum LeaseAction {
         case use(Connection)
@@ -13,12 +18,24 @@ struct ConnectionPoolStateMachine<Connection: AnyObject, Waiter> {
     private var nextSlot = 0
     private var waiters: [Int: Waiter] = [:]
     private var isShutdown = false
+    private let failsFast: Bool
+    /// Set when a connection attempt fails, cleared when one succeeds.
+    private var isUnreachable = false
     /// Why the pool has no connection, for the errors of callers that waited in vain.
     private(set) var lastError: RedisError?
 
-    init(size: Int) {
+    /// - Parameter failsFast: fail callers at once, instead of letting them wait, while the
+    ///   server is unreachable.
+    init(size: Int, failsFast: Bool = false) {
         precondition(size > 0, "a pool needs at least one connection")
         slots = Array(repeating: nil, count: size)
+        self.failsFast = failsFast
+    }
+
+    /// The error callers get at once while the server is unreachable, if the pool fails fast.
+    private var unreachableError: RedisError? {
+        guard failsFast, isUnreachable, openConnections == 0 else { return nil }
+        return RedisError(.connectionFailed, lastError?.message ?? "the server is unreachable", underlying: lastError?.underlying)
     }
 
     /// True once ``shutdown()`` ran: slots stop reconnecting.
@@ -38,6 +55,7 @@ struct ConnectionPoolStateMachine<Connection: AnyObject, Waiter> {
                 return .use(connection)
             }
         }
+        if let error = unreachableError { return .fail(error) }
         if let waiter { waiters[id] = waiter }
         return .wait
     }
@@ -48,6 +66,7 @@ struct ConnectionPoolStateMachine<Connection: AnyObject, Waiter> {
         if isShutdown { return nil }
         slots[slot] = connection
         lastError = nil
+        isUnreachable = false
         defer { waiters.removeAll() }
         return Array(waiters.values)
     }
@@ -58,9 +77,15 @@ struct ConnectionPoolStateMachine<Connection: AnyObject, Waiter> {
         lastError = error
     }
 
-    /// A connection attempt failed.
-    mutating func connectFailed(_ error: RedisError) {
+    /// A connection attempt failed. Returns the waiters to fail now (a pool failing fast with no
+    /// open connection) with the error to fail them with.
+    @discardableResult
+    mutating func connectFailed(_ error: RedisError) -> (waiters: [Waiter], error: RedisError)? {
         lastError = error
+        isUnreachable = true
+        guard let failure = unreachableError, !waiters.isEmpty else { return nil }
+        defer { waiters.removeAll() }
+        return (Array(waiters.values), failure)
     }
 
     /// A waiter's deadline passed: hands it back to be failed, unless a connection served it first.

@@ -25,16 +25,22 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
 
     /// Creates a client for `configuration.endpoint`; it connects once `run()` is running.
     /// - Precondition: the configuration is standalone (see ``RedisConfiguration/makeClient(eventLoopGroup:logger:)``).
-    public init(
+    public convenience init(
         configuration: RedisConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "redis")
     ) {
+        self.init(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger, failsFast: false)
+    }
+
+    /// - Parameter failsFast: commands fail at once, rather than wait for a connection, while the
+    ///   server is unreachable (a Redis Cluster master's pool: ``RedisClusterClient``).
+    init(configuration: RedisConfiguration, eventLoopGroup: any EventLoopGroup, logger: Logger, failsFast: Bool) {
         precondition(!configuration.isCluster, "a cluster configuration needs RedisClusterClient")
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
-        self.pool = Mutex(Pool(size: max(configuration.poolSize, 1)))
+        self.pool = Mutex(Pool(size: max(configuration.poolSize, 1), failsFast: failsFast))
         self.metrics = RedisCommandMetrics(prefix: configuration.metricsPrefix)
     }
 
@@ -125,7 +131,9 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
                 if pool.withLock({ $0.isStopped }) { throw RedisError(.clientShutdown, "the Redis client was shut down") }
                 return try await RedisConnection.connect(configuration: configuration, eventLoop: eventLoopGroup.next())
             } onFailure: { error in
-                pool.withLock { $0.connectFailed(error) }
+                if let (waiters, failure) = pool.withLock({ $0.connectFailed(error) }) {
+                    for waiter in waiters { waiter.fail(failure) }
+                }
             }
             guard let (connection, failures) = connected else { return }
             if failures > 0 {

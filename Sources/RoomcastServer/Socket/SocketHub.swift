@@ -15,9 +15,10 @@ import WebSocketServer
 /// unsubscribed when its last one is removed; only those edges reach Redis. Published events are
 /// forwarded to the channel's sessions as the bytes that arrived: no JSON is decoded here.
 ///
-/// Room and user channels alike carry stream offsets: after a pub/sub outage every channel the
-/// node holds is subscribed again (by the subscriber) and the events it missed are read back
-/// from the room's or the user's stream.
+/// Room and user channels alike carry stream offsets: after a pub/sub outage the channels of the
+/// lost link (one shard's, on a Redis Cluster) are subscribed again (by the subscriber) and the
+/// events they missed are read back from the room's or the user's stream; channels on the other
+/// shards are not held and not repaired.
 final class SocketHub: Service, Sendable {
     /// A local socket and the user it is connected as (per-recipient events depend on it).
     private struct Member {
@@ -87,13 +88,16 @@ final class SocketHub: Service, Sendable {
             switch event {
             case .message(let message):
                 Self.deliver(message, from: index, through: batcher, logger: logger)
-            case .connectionLost(let error):
-                logger.warning("pub/sub connection lost; room and user events are held until the gap is filled", metadata: ["error": "\(error)"])
-                Self.hold(index)
+            case .connectionLost(let error, let channels):
+                logger.warning(
+                    "pub/sub connection lost; the events of its channels are held until the gap is filled",
+                    metadata: ["error": "\(error)", "channels": "\(channels.count)"]
+                )
+                Self.hold(channels, in: index)
             case .restored(let channels):
                 logger.info("pub/sub connection restored; filling the gap", metadata: ["channels": "\(channels.count)"])
                 let logs = GapLogs(rooms: eventLog, users: userEventLog)
-                Task { await Self.repair(index, from: logs, through: batcher, patience: gapReadTimeout, logger: logger) }
+                Task { await Self.repair(channels, in: index, from: logs, through: batcher, patience: gapReadTimeout, logger: logger) }
             }
         }
     }
@@ -218,11 +222,12 @@ final class SocketHub: Service, Sendable {
         return groups.map { ($0.loop, $0.members) }
     }
 
-    /// The pub/sub link is down: hold the events of every channel with an offset (rooms, users)
-    /// from now on (none arrive until it is back).
-    private static func hold(_ index: Index) {
+    /// A pub/sub link is down: hold the events of its channels that have an offset (rooms,
+    /// users) from now on (none arrive until it is back).
+    private static func hold(_ channels: [String], in index: Index) {
         index.entries.withLock { entries in
-            for (channel, entry) in entries where entry.held == nil && entry.lastOffset != nil {
+            for channel in channels {
+                guard let entry = entries[channel], entry.held == nil, entry.lastOffset != nil else { continue }
                 entries[channel]?.held = []
             }
         }
@@ -259,13 +264,16 @@ final class SocketHub: Service, Sendable {
         }
     }
 
-    /// The link is back: sends each held channel (room or user) the events it missed (read from
-    /// its stream after the last offset forwarded), then the events held meanwhile, skipping
-    /// repeats, and lets live events through again. Clients see no gap and no repeat.
-    private static func repair(_ index: Index, from logs: GapLogs, through batcher: LoopWriteBatcher, patience: Duration, logger: Logger) async {
+    /// The link of `channels` is back: sends each of them held (room or user) the events it
+    /// missed (read from its stream after the last offset forwarded), then the events held
+    /// meanwhile, skipping repeats, and lets live events through again. Clients see no gap and
+    /// no repeat. Channels of other links are not touched.
+    private static func repair(
+        _ channels: [String], in index: Index, from logs: GapLogs, through batcher: LoopWriteBatcher, patience: Duration, logger: Logger
+    ) async {
         let gaps = index.entries.withLock { entries in
-            entries.compactMap { channel, entry -> (String, StreamOffset)? in
-                guard entry.held != nil, let last = entry.lastOffset else { return nil }
+            channels.compactMap { channel -> (String, StreamOffset)? in
+                guard let entry = entries[channel], entry.held != nil, let last = entry.lastOffset else { return nil }
                 return (channel, last)
             }
         }
@@ -305,7 +313,8 @@ final class SocketHub: Service, Sendable {
         }
         // Channels subscribed while the link was down have nothing to fill.
         index.entries.withLock { entries in
-            for (channel, entry) in entries where entry.held != nil {
+            for channel in channels {
+                guard let entry = entries[channel], entry.held != nil else { continue }
                 entries[channel]?.held = nil
                 let sessions = Array(entry.sessions.values)
                 for envelope in entry.held ?? [] {

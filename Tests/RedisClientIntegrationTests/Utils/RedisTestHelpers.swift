@@ -2,16 +2,27 @@ import Logging
 import NIOCore
 import RedisClient
 import RoomcastTestSupport
+import Synchronization
 import Testing
 
 /// Collects a subscriber's events so a test can wait for the one it expects.
 final class EventRecorder: Sendable {
     let stream: AsyncStream<RedisSubscriber.Event>
     let continuation: AsyncStream<RedisSubscriber.Event>.Continuation
+    private let kept = Mutex<[RedisSubscriber.Event]>([])
 
     init() {
         (stream, continuation) = AsyncStream.makeStream(of: RedisSubscriber.Event.self)
     }
+
+    /// Takes an event: for ``next(within:_:)`` and for ``history``.
+    func record(_ event: RedisSubscriber.Event) {
+        kept.withLock { $0.append(event) }
+        continuation.yield(event)
+    }
+
+    /// Every event passed to ``record(_:)`` so far, in order.
+    var history: [RedisSubscriber.Event] { kept.withLock { $0 } }
 
     /// The next event accepted by `match`, skipping others, or a test failure after `timeout`.
     func next<Value: Sendable>(
@@ -55,5 +66,11 @@ extension RedisSubscriber.Event {
     var isConnectionLost: Bool {
         if case .connectionLost = self { return true }
         return false
+    }
+
+    /// The channels a `connectionLost` names.
+    var lostChannels: [String]? {
+        if case .connectionLost(_, let channels) = self { return channels }
+        return nil
     }
 }

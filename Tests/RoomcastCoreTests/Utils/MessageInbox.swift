@@ -78,6 +78,9 @@ func withSubscriber<Result: Sendable>(
     let inbox = MessageInbox()
     var configuration = try redis.configuration()
     configuration.clientName = "test-subscriber"
+    // A killed server closes the links at once; a health-check PING answered late on a loaded
+    // machine must not restart a link (and lose what is published meanwhile).
+    configuration.healthCheckInterval = .seconds(10)
     let subscriber = RedisSubscriber(configuration: configuration) { event in
         if case .message(let message) = event { inbox.append(message) }
     }

@@ -1,0 +1,105 @@
+import NIOCore
+import RedisClient
+import RoomcastTestSupport
+import Testing
+
+/// Issue #29 item 6 on a Redis Cluster of 3 masters + 3 replicas: one master is SIGKILLed and its
+/// replica promoted. Only that master's slots may notice: the subscriber's other links keep
+/// delivering with no lost or restored event for their channels, commands for the other masters
+/// are answered, a command for the dead one fails at once (not at its 30 s timeout), and after the
+/// promotion the dead master's channels, and only they, are restored (what a node's gap repair
+/// covers).
+///
+/// Replicas start with `cluster-replica-no-failover yes`: the test promotes the replica when the
+/// checks on a master down and not replaced are done, however slow the machine is, by turning it
+/// off (`cluster-replica-validity-factor 0`, so a replica whose master died long ago still may).
+@Suite("One master of a Redis Cluster with replicas killed: only its slots are touched", .serialized)
+struct ShardFailoverTests {
+    private static let channels = (0..<12).map { "room:{f\($0)}:events" }
+
+    @Test("the other shards' channels keep delivering, their commands are answered, the dead shard's channels alone are restored after the promotion")
+    func onlyTheDeadShard() async throws {
+        try await RedisCluster.with(replicasPerMaster: 1) { cluster in
+            for replica in cluster.replicas {
+                _ = try await cluster.cli(port: replica.port, ["CONFIG", "SET", "cluster-replica-no-failover", "yes"])
+                _ = try await cluster.cli(port: replica.port, ["CONFIG", "SET", "cluster-replica-validity-factor", "0"])
+            }
+            // Commands wait 30 s at most: a command for the dead master must fail far sooner. The
+            // kill closes the dead master's links at once; a health-check PING that a loaded
+            // machine answers late must not restart a healthy link (its channels would be
+            // restored), so it is given seconds.
+            var configuration = try testConfiguration(url: cluster.url, poolSize: 1)
+            configuration.healthCheckInterval = .seconds(10)
+            let recorder = EventRecorder()
+            let subscriber = RedisSubscriber(configuration: configuration) { recorder.record($0) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await subscriber.run() }
+                defer { group.cancelAll() }
+                try await withClient(configuration) { client in
+                    try await subscriber.subscribe(Self.channels)
+                    let victim = cluster.servers[0]
+                    var onVictim: Set<String> = []
+                    for channel in Self.channels where try await cluster.port(servingKey: channel) == victim.port {
+                        onVictim.insert(channel)
+                    }
+                    let healthy = Set(Self.channels).subtracting(onVictim)
+                    try #require(!onVictim.isEmpty && !healthy.isEmpty)
+                    // Every master has served the client once.
+                    for channel in Self.channels {
+                        #expect(try await client.send("SET", channel + ":key", "before") == .status("OK"))
+                    }
+
+                    await victim.kill()
+                    _ = try await recorder.next { $0.isConnectionLost ? true : nil }
+
+                    // (a) Published on the healthy shards while the dead master is not replaced:
+                    // heard, each by one subscriber.
+                    for channel in healthy.sorted() {
+                        #expect(try await client.send("SPUBLISH", channel, "during") == .integer(1), "\(channel)")
+                    }
+                    var heard: Set<String> = []
+                    while heard.count < healthy.count {
+                        let message = try await recorder.next { $0.message }
+                        #expect(healthy.contains(message.channel) && message.payload == ByteBuffer(string: "during"))
+                        heard.insert(message.channel)
+                    }
+
+                    // (b) Commands for the healthy masters are answered; one for the dead master
+                    // fails at once, well before its timeout.
+                    for channel in healthy.sorted() {
+                        #expect(try await client.send("SET", channel + ":key", "during") == .status("OK"))
+                    }
+                    let deadKey = try #require(onVictim.first) + ":key"
+                    let started = ContinuousClock.now
+                    await #expect(throws: RedisError.self) { try await client.send("SET", deadKey, "during") }
+                    #expect(ContinuousClock.now - started < .seconds(10), "a command for the dead master took \(ContinuousClock.now - started)")
+
+                    // (c) The replica takes over: the dead master's channels come back, restored.
+                    for replica in cluster.replicas {
+                        _ = try? await cluster.cli(port: replica.port, ["CONFIG", "SET", "cluster-replica-no-failover", "no"])
+                    }
+                    var restored: Set<String> = []
+                    while !onVictim.isSubset(of: restored) {
+                        restored.formUnion(try await recorder.next(within: .seconds(60)) { $0.restoredChannels })
+                    }
+                    for channel in onVictim.sorted() {
+                        #expect(try await eventually(within: .seconds(60)) { (try? await client.send("SPUBLISH", channel, "after")) == .integer(1) }, "\(channel)")
+                    }
+                    var back: Set<String> = []
+                    while back.count < onVictim.count {
+                        let message = try await recorder.next { $0.message }
+                        if message.payload == ByteBuffer(string: "after") { back.insert(message.channel) }
+                    }
+                    #expect(back == onVictim)
+
+                    // No event ever named a healthy channel: their link was never lost, so no gap
+                    // repair for them.
+                    for event in recorder.history {
+                        let named = Set(event.restoredChannels ?? event.lostChannels ?? [])
+                        #expect(named.isDisjoint(with: healthy), "\(event)")
+                    }
+                }
+            }
+        }
+    }
+}
