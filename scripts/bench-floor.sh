@@ -227,11 +227,15 @@ measure_chat() {
     [ "$system" = roomcast ] && users=(-load-users "$results/users.json" -users "$chat_conns")
     say "$system chat: $rate messages/s into rooms of $chat_members, ${chat_seconds}s"
     quiet "$system.chat-$rate"
+    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" config resetstat >/dev/null
     run_sioload "$system-chat-$rate" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$chat_conns" \
         "$room_flag" "$rooms" -publishers "$chat_publishers" \
         -rate "$(calc "$rate / $chat_publishers")" -duration "${chat_seconds}s" -drain 30s -settle 2s \
         -size 64 -connect-concurrency 100 -server-pid "$(IFS=,; echo "${node_pids[*]}")" ${redis_pid:+-redis-pid "$redis_pid"}
     put "$system.chat-$rate.load" "$(load)"
+    # Setup (users, rooms, joins) included: the difference between two rates is per message.
+    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-chat-$rate-commandstats.txt"
+    return 0
 }
 
 put run.start "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
