@@ -13,6 +13,7 @@
 # unless ROOMCAST_WEBSOCKET_COMPRESSION=off; ROOMCAST_WEBSOCKET_COMPRESSION_THRESHOLD_BYTES=0
 # compresses every event).
 # BENCH_NODES (default 2) nodes run; `idle` on one node: BENCH_NODES=1 scripts/bench.sh idle ...
+# BENCH_NODE_PORT (8180): the nodes listen on the ports after it; BENCH_REDIS_PORT (6398): Redis.
 # BENCH_REDIS=cluster runs three Redis Cluster masters instead of one server (ports from
 # BENCH_REDIS_PORT on). The nodes lift the per-socket and per-user limits that would throttle a
 # load generator.
