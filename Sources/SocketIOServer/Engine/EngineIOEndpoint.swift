@@ -20,7 +20,10 @@ final class EngineIOEndpoint: WebSocketEndpoint {
         self.opening = nil
         let session = SocketSession(id: server.application.makeSessionID(), connection: connection, gauges: server.gauges)
         let handler = server.application.handler(for: session, opening: opening)
-        engine = EngineIOSession(session: session, handler: handler, settings: server.settings, loop: connection.eventLoop, upgrades: [])
+        engine = EngineIOSession(
+            session: session, handler: handler, settings: server.settings, wheel: server.wheels.wheel(on: connection.eventLoop),
+            loop: connection.eventLoop, upgrades: []
+        )
     }
 
     func received(_ message: WebSocketDataMessage) {

@@ -21,6 +21,7 @@ struct EngineIOHeartbeat {
 
     private let pingInterval: TimeAmount
     private let pingTimeout: TimeAmount
+    private let slack: TimeAmount
     /// Until the connect check has run: when it runs.
     private var connectDeadline: NIODeadline?
     private enum Phase {
@@ -32,9 +33,14 @@ struct EngineIOHeartbeat {
     private var phase: Phase
 
     /// A heartbeat starting at `now`, the moment the open packet is sent.
-    init(now: NIODeadline, pingInterval: TimeAmount, pingTimeout: TimeAmount, connectTimeout: TimeAmount) {
+    /// - Parameter slack: how late the session's timer may fire (``LoopTimerWheel``): a ping sent
+    ///   within it of its time is answered by its time plus `pingTimeout`, as the reference's
+    ///   own timer would have it; one sent later (a stalled loop) still gives the client its
+    ///   timeout less the slack.
+    init(now: NIODeadline, pingInterval: TimeAmount, pingTimeout: TimeAmount, connectTimeout: TimeAmount, slack: TimeAmount = .zero) {
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
+        self.slack = slack
         self.connectDeadline = now + connectTimeout
         self.phase = .waiting(nextPing: now + pingInterval)
     }
@@ -67,7 +73,7 @@ struct EngineIOHeartbeat {
             return now >= deadline ? .closeForPingTimeout : .none
         case .waiting(let nextPing):
             guard now >= nextPing else { return .none }
-            phase = .awaitingPong(deadline: now + pingTimeout)
+            phase = .awaitingPong(deadline: max(nextPing + pingTimeout, now + pingTimeout - slack))
             return .sendPing
         }
     }

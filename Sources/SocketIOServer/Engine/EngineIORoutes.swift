@@ -33,14 +33,22 @@ struct EngineIORoutes {
         let engineRequest = EngineIORequest(target: request.uri.description)
         if let refusal = engineRequest.pollingRefusal { return Self.refused(refusal) }
         let entry: PollingSessions.Entry
+        let polled: EventLoopFuture<ByteBuffer>
         if let sid = engineRequest.sid {
             guard let existing = server.sessions.entry(sid) else { return Self.refused(.sessionIDUnknown) }
+            // One step on the session's loop, in order with what is POSTed to it: a session whose
+            // ping timed out is gone, whether or not its timer has fired yet.
+            let engine = existing.engine
+            let poll = try await engine.eventLoop.submit { engine.value.runDueTimers() ? existing.session.poll() : nil }.get()
+            guard let poll else { return Self.refused(.sessionIDUnknown) }
             entry = existing
+            polled = poll
         } else {
             entry = try await server.sessions.open(for: server, opening: EngineIOOpening(request: engineRequest, headers: request.headers))
+            polled = entry.session.poll()
         }
         do {
-            return Self.text(try await entry.session.poll().get())
+            return Self.text(try await polled.get())
         } catch SocketSession.PollError.overlapping {
             // Engine.IO allows one poll at a time: a second one ends the session.
             let engine = entry.engine
@@ -72,8 +80,9 @@ struct EngineIORoutes {
         do {
             packets = try EngineIOPayload.decode(body)
         } catch {
-            // What cannot be decoded ends the session, as in the reference server.
-            engine.eventLoop.execute { engine.value.close(.protocolError, reason: "invalid Engine.IO payload") }
+            // What cannot be decoded ends the session, as in the reference server: before the
+            // answer, so that no poll sent after it finds the session.
+            try await engine.eventLoop.submit { engine.value.close(.protocolError, reason: "invalid Engine.IO payload") }.get()
             return Self.refused(.badRequest)
         }
         engine.eventLoop.execute {

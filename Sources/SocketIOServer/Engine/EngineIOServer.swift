@@ -16,6 +16,8 @@ public final class EngineIOServer: Service, Sendable {
     let application: any EngineIOApplication
     let gauges: ConnectedGauges?
     let sessions = PollingSessions()
+    /// The sessions' timers, one per event loop.
+    let wheels: LoopTimerWheels
 
     /// - Parameter gauges: where sessions the application accepted are counted, by transport.
     public init(path: String = "/socket.io", settings: EngineIOSettings, application: any EngineIOApplication, gauges: ConnectedGauges? = nil) {
@@ -23,6 +25,7 @@ public final class EngineIOServer: Service, Sendable {
         self.settings = settings
         self.application = application
         self.gauges = gauges
+        self.wheels = LoopTimerWheels(granularity: settings.timerGranularity)
     }
 
     /// Whether a request's target is this server's path.

@@ -10,15 +10,16 @@ import Synchronization
 public final class EngineIOSession {
     public let session: SocketSession
     private let handler: any EngineIOSessionHandler
-    private let loop: any EventLoop
     /// Called once when the session ends (to forget a polling session).
     private let onEnd: () -> Void
     /// Served by long-polling (not upgraded): nothing else tells the node that it ended.
     public private(set) var isPolling: Bool
     private var hasEnded = false
-    /// The one timer of the session (a timer each is memory per connection): the connect
-    /// timeout, the next ping, the check that the last ping was answered, or the credential's.
-    private var timer: Scheduled<Void>?
+    /// The session's one deadline on its loop's wheel (the connect timeout, the next ping, the
+    /// check that the last ping was answered, or the credential's): arming again or ending makes
+    /// the entries already on the wheel stale.
+    private let wheel: LoopTimerWheel
+    private var timerGeneration: UInt64 = 0
     private var heartbeat: EngineIOHeartbeat
     /// The handler was warned of the credential's current expiry.
     private var hasWarnedOfExpiry = false
@@ -26,19 +27,19 @@ public final class EngineIOSession {
 
     /// Starts a session: sends the open packet and arms the timers. Call on `loop`.
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
-    public init(
-        session: SocketSession, handler: any EngineIOSessionHandler, settings: EngineIOSettings, loop: any EventLoop, upgrades: [String],
-        onEnd: @escaping () -> Void = {}
+    init(
+        session: SocketSession, handler: any EngineIOSessionHandler, settings: EngineIOSettings, wheel: LoopTimerWheel, loop: any EventLoop,
+        upgrades: [String], onEnd: @escaping () -> Void = {}
     ) {
         self.session = session
         self.handler = handler
-        self.loop = loop
+        self.wheel = wheel
         self.onEnd = onEnd
         self.isPolling = !upgrades.isEmpty
         self.expiryWarning = Int64(EngineIOSettings.milliseconds(settings.expiryWarning) / 1000)
         self.heartbeat = EngineIOHeartbeat(
             now: .now(), pingInterval: .init(settings.pingInterval), pingTimeout: .init(settings.pingTimeout),
-            connectTimeout: .init(settings.connectTimeout)
+            connectTimeout: .init(settings.connectTimeout), slack: settings.timerGranularity
         )
         session.send(settings.openPacket(session.id, upgrades: upgrades))
         // Until `end()`, which breaks these cycles (session → closure → self → session).
@@ -98,7 +99,7 @@ public final class EngineIOSession {
     public func end() {
         guard !hasEnded else { return }
         hasEnded = true
-        timer?.cancel()
+        timerGeneration &+= 1
         session.onPollingClose(nil)
         session.onTokenExpiryChange(nil)
         session.connectionClosed()
@@ -108,10 +109,24 @@ public final class EngineIOSession {
 
     // MARK: Keep-alive
 
-    /// The one timer runs at the heartbeat's next deadline or the credential's, whichever comes first.
+    /// The one deadline is the heartbeat's next or the credential's, whichever comes first.
     private func arm() {
-        timer?.cancel()
-        timer = loop.assumeIsolated().scheduleTask(deadline: min(heartbeat.nextDeadline, tokenDeadline)) { [self] in tick() }
+        timerGeneration &+= 1
+        wheel.schedule(self, generation: timerGeneration, at: min(heartbeat.nextDeadline, tokenDeadline))
+    }
+
+    /// Runs what is due now, whether or not the wheel has come to it yet (a poll arrived: it must
+    /// not find a session that has timed out still open).
+    /// - Returns: whether the session is still open.
+    public func runDueTimers() -> Bool {
+        if !hasEnded, NIODeadline.now() >= min(heartbeat.nextDeadline, tokenDeadline) { tick() }
+        return !hasEnded
+    }
+
+    /// The wheel served an entry of this session: only the latest counts.
+    func timerFired(generation: UInt64) {
+        guard generation == timerGeneration else { return }
+        tick()
     }
 
     /// The application set a new expiry: warned of anew, and the timer follows it.

@@ -42,6 +42,14 @@ public struct EngineIOSettings: Sendable {
         ).packet.encoded()
     }
 
+    /// How late a session's timer may fire: a small part of the ping timeout (an eighth), at
+    /// most a second and at least 5 ms. Sessions share one timer per event loop that wakes this
+    /// often (``LoopTimerWheel``).
+    var timerGranularity: TimeAmount {
+        let eighth = Self.milliseconds(pingTimeout) / 8
+        return .milliseconds(Int64(min(1000, max(5, eighth))))
+    }
+
     static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)

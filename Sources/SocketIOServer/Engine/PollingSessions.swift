@@ -25,7 +25,8 @@ final class PollingSessions: Sendable {
         return try await loop.submit { [self] in
             let handler = server.application.handler(for: session, opening: opening)
             let engine = EngineIOSession(
-                session: session, handler: handler, settings: server.settings, loop: loop, upgrades: ["websocket"],
+                session: session, handler: handler, settings: server.settings, wheel: server.wheels.wheel(on: loop), loop: loop,
+                upgrades: ["websocket"],
                 onEnd: { [self] in entries.withLock { _ = $0.removeValue(forKey: session.id) } }
             )
             let entry = Entry(session: session, engine: NIOLoopBound(engine, eventLoop: loop))
