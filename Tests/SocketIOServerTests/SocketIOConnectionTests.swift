@@ -56,7 +56,8 @@ struct SocketIOConnectionTests {
         let loop = EmbeddedEventLoop()
         let session = SocketSession(id: "s", pollingOn: loop, maxQueuedBytes: 1 << 20)
         let opening = EngineIOOpening(request: EngineIORequest(target: "/socket.io/?EIO=4&transport=polling"), headers: HTTPFields())
-        return (SocketIOConnection(session: session, opening: opening, settings: settings, application: Application(handler: handler)), session, loop)
+        let server = SocketIOOverEngineIO(settings: settings, application: Application(handler: handler))
+        return (SocketIOConnection(session: session, opening: opening, server: server), session, loop)
     }
 
     /// An Engine.IO message as the client writes it (`4` + Socket.IO packet), as the session hands it on.

@@ -42,8 +42,8 @@ public struct StreamPosition: Comparable, Hashable, Sendable {
 }
 
 /// The gauges a server counts connected sessions in, by transport (a session moves from one to
-/// the other when it upgrades).
-public struct ConnectedGauges: Sendable {
+/// the other when it upgrades). A class: every session refers to the server's one instance.
+public final class ConnectedGauges: Sendable {
     public let polling: Meter
     public let webSocket: Meter
 

@@ -34,24 +34,34 @@ final class SocketIOConnection: EngineIOSessionHandler {
     /// after the last found the inbox empty, under its lock.
     private final class TaskState: @unchecked Sendable {
         var namespaces: Set<String> = []
-        /// A binary packet whose attachments are still coming, and those that came.
-        var pendingBinary: (packet: SocketIOPacket, attachments: [ByteBuffer])?
+        /// A binary packet whose attachments are still coming (boxed: most connections never
+        /// see one, and a packet held inline would be memory per idle connection).
+        var pendingBinary: PendingBinary?
         var isClosed = false
     }
 
+    /// A binary packet and the attachments that came so far.
+    private final class PendingBinary: @unchecked Sendable {
+        let packet: SocketIOPacket
+        var attachments: [ByteBuffer] = []
+
+        init(_ packet: SocketIOPacket) {
+            self.packet = packet
+        }
+    }
+
     let session: SocketSession
-    private let application: any SocketIOApplication
+    /// The application and settings, shared by every connection of the server.
+    private let server: SocketIOOverEngineIO
     private let handler: any SocketIOHandler
-    private let maxAttachments: Int
     private let inbox: Mutex<Inbox>
     private let taskState = TaskState()
 
-    init(session: SocketSession, opening: EngineIOOpening, settings: SocketIOSettings, application: any SocketIOApplication) {
+    init(session: SocketSession, opening: EngineIOOpening, server: SocketIOOverEngineIO) {
         self.session = session
-        self.application = application
-        self.maxAttachments = settings.maxAttachments
-        self.inbox = Mutex(Inbox(budget: OutboundBudget(limit: settings.inboundQueueBytes)))
-        self.handler = application.handler(for: session, opening: opening)
+        self.server = server
+        self.inbox = Mutex(Inbox(budget: OutboundBudget(limit: server.settings.inboundQueueBytes)))
+        self.handler = server.application.handler(for: session, opening: opening)
     }
 
     // MARK: Engine.IO
@@ -131,7 +141,7 @@ final class SocketIOConnection: EngineIOSessionHandler {
             case .packet(let body):
                 await handlePacket(body, state: state)
             case .binary(let data):
-                guard var pending = state.pendingBinary else {
+                guard let pending = state.pendingBinary else {
                     await closeUndecodable("binary data outside a binary packet", state: state)
                     continue
                 }
@@ -139,8 +149,6 @@ final class SocketIOConnection: EngineIOSessionHandler {
                 if pending.attachments.count == pending.packet.attachments {
                     state.pendingBinary = nil
                     await dispatch(pending.packet, attachments: pending.attachments, state: state)
-                } else {
-                    state.pendingBinary = pending
                 }
             case .undecodable(let reason):
                 await closeUndecodable(reason, state: state)
@@ -159,10 +167,10 @@ final class SocketIOConnection: EngineIOSessionHandler {
             return await closeUndecodable(error.message, state: state)
         }
         switch packet.attachments {
-        case .some(let count) where count > maxAttachments:
-            await closeUndecodable("\(count) attachments: at most \(maxAttachments)", state: state)
+        case .some(let count) where count > server.settings.maxAttachments:
+            await closeUndecodable("\(count) attachments: at most \(server.settings.maxAttachments)", state: state)
         case .some(let count) where count > 0:
-            state.pendingBinary = (packet, [])
+            state.pendingBinary = PendingBinary(packet)
         case .some:
             await dispatch(packet, attachments: [], state: state)
         case .none:
@@ -174,7 +182,7 @@ final class SocketIOConnection: EngineIOSessionHandler {
         let namespace = packet.namespace
         switch packet.kind {
         case .connect:
-            guard application.serves(namespace: namespace) else {
+            guard server.application.serves(namespace: namespace) else {
                 // Exactly the reference server's refusal (socket.io `lib/client.ts`).
                 session.send(SocketIOFrame.connectError(message: "Invalid namespace", namespace: namespace))
                 return

@@ -10,16 +10,22 @@ extension EngineIOServer {
     }
 }
 
-/// Socket.IO as an Engine.IO application: a ``SocketIOConnection`` per session.
-struct SocketIOOverEngineIO: EngineIOApplication {
+/// Socket.IO as an Engine.IO application: a ``SocketIOConnection`` per session. A class: every
+/// connection refers to the one instance.
+final class SocketIOOverEngineIO: EngineIOApplication {
     let settings: SocketIOSettings
     let application: any SocketIOApplication
+
+    init(settings: SocketIOSettings, application: any SocketIOApplication) {
+        self.settings = settings
+        self.application = application
+    }
 
     func makeSessionID() -> String {
         application.makeSessionID()
     }
 
     func handler(for session: SocketSession, opening: EngineIOOpening) -> any EngineIOSessionHandler {
-        SocketIOConnection(session: session, opening: opening, settings: settings, application: application)
+        SocketIOConnection(session: session, opening: opening, server: self)
     }
 }
