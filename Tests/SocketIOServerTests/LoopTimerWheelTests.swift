@@ -25,6 +25,21 @@ struct LoopTimerWheelTests {
         }
     }
 
+    @Test("an entry does not keep its target alive")
+    func entriesAreWeak() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let released = try await loop.submit {
+            let wheel = LoopTimerWheel(loop: loop, granularity: .milliseconds(10))
+            var target: Target? = Target {}
+            weak let watched = target
+            target!.latest = 1
+            wheel.schedule(target!, generation: 1, at: .now() + .seconds(60))
+            target = nil
+            return watched == nil
+        }.get()
+        #expect(released)
+    }
+
     @Test("due entries fire at or after their deadline, in order; a stale one never; then the timer stops")
     func firesInOrderAndStops() async throws {
         let loop = MultiThreadedEventLoopGroup.singleton.next()

@@ -11,11 +11,14 @@ import Synchronization
 /// part of the ping timeout (see ``EngineIOSettings/timerGranularity``).
 ///
 /// Sessions are not removed when their deadline moves: each arms with a new generation, and an
-/// entry whose generation is no longer its session's is dropped when its slot comes up. Confined
-/// to its loop.
+/// entry whose generation is no longer its session's (or whose session is gone) is dropped when
+/// its slot comes up. Confined to its loop.
 final class LoopTimerWheel {
     private struct Entry {
-        let session: any LoopTimerTarget
+        /// Weak: an entry outlives its session's end by up to a ping interval, and must not keep
+        /// a closed connection's objects alive that long (a client that connects and leaves fast
+        /// would hold a node's memory).
+        weak var session: (any LoopTimerTarget)?
         let generation: UInt64
         let deadline: NIODeadline
     }
@@ -73,11 +76,12 @@ final class LoopTimerWheel {
             cursorEnd = cursorEnd + granularity
             for entry in due {
                 count -= 1
+                guard let session = entry.session else { continue }
                 if entry.deadline > slotEnd {
                     insert(entry)
                     count += 1
                 } else {
-                    entry.session.timerFired(generation: entry.generation)
+                    session.timerFired(generation: entry.generation)
                 }
             }
         }
