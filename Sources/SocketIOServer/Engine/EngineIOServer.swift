@@ -53,9 +53,6 @@ public final class EngineIOServer: Service, Sendable {
         EngineIORoutes(server: self).register(on: router)
     }
 
-    /// The number of sessions served by long-polling now.
-    public var pollingSessionCount: Int { sessions.count }
-
     /// Waits for the graceful shutdown, then closes every session still polling.
     public func run() async {
         try? await gracefulShutdown()

@@ -13,7 +13,7 @@ public final class EngineIOSession {
     /// Called once when the session ends (to forget a polling session).
     private let onEnd: () -> Void
     /// Served by long-polling (not upgraded): nothing else tells the node that it ended.
-    public private(set) var isPolling: Bool
+    private var isPolling: Bool
     private var hasEnded = false
     /// The session's one deadline on its loop's wheel (the connect timeout, the next ping, the
     /// check that the last ping was answered, or the credential's): arming again or ending makes

@@ -48,7 +48,4 @@ final class PollingSessions: Sendable {
             engine.eventLoop.execute { engine.value.close(.goingAway, reason: "server shutting down") }
         }
     }
-
-    /// The number of sessions held.
-    var count: Int { entries.withLock { $0.count } }
 }
