@@ -17,7 +17,7 @@ public final class EngineIOServer: Service, Sendable {
     let gauges: ConnectedGauges?
     let sessions = PollingSessions()
     /// The sessions' timers, one per event loop.
-    let wheels: LoopTimerWheels
+    let wheels: LoopTimerWheels<EngineIOSession>
 
     /// - Parameter gauges: where sessions the application accepted are counted, by transport.
     public init(path: String = "/socket.io", settings: EngineIOSettings, application: any EngineIOApplication, gauges: ConnectedGauges? = nil) {

@@ -16,10 +16,10 @@ public final class EngineIOSession {
     private var isPolling: Bool
     private var hasEnded = false
     /// The session's one deadline on its loop's wheel (the connect timeout, the next ping, the
-    /// check that the last ping was answered, or the credential's): arming again or ending makes
-    /// the entries already on the wheel stale.
-    private let wheel: LoopTimerWheel
-    private var timerGeneration: UInt64 = 0
+    /// check that the last ping was answered, or the credential's): arming again moves it, ending
+    /// removes it.
+    private let wheel: LoopTimerWheel<EngineIOSession>
+    var timerPosition: LoopTimerPosition?
     private var heartbeat: EngineIOHeartbeat
     /// The handler was warned of the credential's current expiry.
     private var hasWarnedOfExpiry = false
@@ -28,7 +28,7 @@ public final class EngineIOSession {
     /// Starts a session: sends the open packet and arms the timers. Call on `loop`.
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
     init(
-        session: SocketSession, handler: any EngineIOSessionHandler, settings: EngineIOSettings, wheel: LoopTimerWheel, loop: any EventLoop,
+        session: SocketSession, handler: any EngineIOSessionHandler, settings: EngineIOSettings, wheel: LoopTimerWheel<EngineIOSession>, loop: any EventLoop,
         upgrades: [String], onEnd: @escaping () -> Void = {}
     ) {
         self.session = session
@@ -99,7 +99,7 @@ public final class EngineIOSession {
     public func end() {
         guard !hasEnded else { return }
         hasEnded = true
-        timerGeneration &+= 1
+        wheel.cancel(self)
         session.onPollingClose(nil)
         session.onTokenExpiryChange(nil)
         session.connectionClosed()
@@ -111,8 +111,7 @@ public final class EngineIOSession {
 
     /// The one deadline is the heartbeat's next or the credential's, whichever comes first.
     private func arm() {
-        timerGeneration &+= 1
-        wheel.schedule(self, generation: timerGeneration, at: min(heartbeat.nextDeadline, tokenDeadline))
+        wheel.schedule(self, at: min(heartbeat.nextDeadline, tokenDeadline))
     }
 
     /// Runs what is due now, whether or not the wheel has come to it yet (a poll arrived: it must
@@ -123,9 +122,8 @@ public final class EngineIOSession {
         return !hasEnded
     }
 
-    /// The wheel served an entry of this session: only the latest counts.
-    func timerFired(generation: UInt64) {
-        guard generation == timerGeneration else { return }
+    /// The wheel served the session's deadline.
+    func timerFired() {
         tick()
     }
 

@@ -6,20 +6,19 @@ import Synchronization
 /// A timer per session costs each idle socket a heap entry in NIO's scheduler, a wake-up of
 /// its own for every ping and a cancel (a linear search of that heap) for every pong: measured
 /// on a node holding 5,000 idle sockets, those were most of its CPU. Here the loop wakes once
-/// per `granularity` and serves the sessions due in that slot of a ring, as uWebSockets buckets
+/// per `granularity` and serves the targets due in that slot of a ring, as uWebSockets buckets
 /// its timeouts. A deadline is met up to one `granularity` late, which is why it is a small
 /// part of the ping timeout (see ``EngineIOSettings/timerGranularity``).
 ///
-/// Sessions are not removed when their deadline moves: each arms with a new generation, and an
-/// entry whose generation is no longer its session's (or whose session is gone) is dropped when
-/// its slot comes up. Confined to its loop.
-final class LoopTimerWheel {
+/// A target has one entry at most. It knows where that entry is (``LoopTimerTarget/timerPosition``),
+/// so moving or cancelling it is O(1): the old entry becomes a hole that its slot drops when it
+/// comes up. Entries hold their targets strongly, and a cancelled one lets go at once, so a
+/// closed connection's objects do not outlive it, with no weak reference (its side table would
+/// cost every connection memory). Confined to its loop.
+final class LoopTimerWheel<Target: LoopTimerTarget> {
     private struct Entry {
-        /// Weak: an entry outlives its session's end by up to a ping interval, and must not keep
-        /// a closed connection's objects alive that long (a client that connects and leaves fast
-        /// would hold a node's memory).
-        weak var session: (any LoopTimerTarget)?
-        let generation: UInt64
+        /// `nil`: cancelled or moved.
+        var target: Target?
         let deadline: NIODeadline
     }
 
@@ -29,31 +28,45 @@ final class LoopTimerWheel {
     /// The slot served next, and the time up to which it covers.
     private var cursor = 0
     private var cursorEnd: NIODeadline
+    /// Entries with a target.
     private var count = 0
     private var ticker: RepeatedTask?
 
     init(loop: any EventLoop, granularity: TimeAmount, slotCount: Int = 64) {
+        precondition(slotCount >= 2)
         self.loop = loop
         self.granularity = granularity
         self.slots = Array(repeating: [], count: slotCount)
         self.cursorEnd = .now() + granularity
     }
 
-    /// Calls `session.timerFired(generation:)` once `deadline` has passed (at most one
-    /// granularity later).
-    func schedule(_ session: any LoopTimerTarget, generation: UInt64, at deadline: NIODeadline) {
+    /// Calls `target.timerFired()` once `deadline` has passed (at most one granularity later),
+    /// in place of the deadline it had.
+    func schedule(_ target: Target, at deadline: NIODeadline) {
+        cancel(target)
         if ticker == nil { start() }
-        insert(Entry(session: session, generation: generation, deadline: deadline))
-        count += 1
+        insert(Entry(target: target, deadline: deadline))
+    }
+
+    /// The target's deadline is dropped, and with it the wheel's reference.
+    func cancel(_ target: Target) {
+        guard let position = target.timerPosition else { return }
+        target.timerPosition = nil
+        slots[Int(position.slot)][Int(position.index)].target = nil
+        count -= 1
     }
 
     private func insert(_ entry: Entry) {
-        // Slots ahead of the cursor by whole granularities; one past the ring waits in the last
-        // slot and is put back until it is due.
+        // Slots ahead of the cursor by whole granularities. One past the ring waits in the
+        // farthest slot and is put back until it is due; the farthest is the one before the
+        // cursor's, never the slot being served (that one is the cursor's predecessor too).
         let late = (entry.deadline - cursorEnd).nanoseconds
         let ahead = late <= 0 ? 0 : (late + granularity.nanoseconds - 1) / granularity.nanoseconds
-        let offset = Int(min(ahead, Int64(slots.count - 1)))
-        slots[(cursor + offset) % slots.count].append(entry)
+        let offset = Int(min(ahead, Int64(slots.count - 2)))
+        let slot = (cursor + offset) % slots.count
+        entry.target?.timerPosition = LoopTimerPosition(slot: UInt32(slot), index: UInt32(slots[slot].count))
+        slots[slot].append(entry)
+        count += 1
     }
 
     private func start() {
@@ -69,21 +82,26 @@ final class LoopTimerWheel {
         // A slot is served once its end has passed; a late wake-up (a busy loop) serves every
         // slot it missed.
         while count > 0, cursorEnd <= now {
-            let due = slots[cursor]
-            slots[cursor] = []
-            cursor = (cursor + 1) % slots.count
+            let served = cursor
             let slotEnd = cursorEnd
+            cursor = (cursor + 1) % slots.count
             cursorEnd = cursorEnd + granularity
-            for entry in due {
+            // In place: a target fired before another of this slot may cancel that one.
+            var index = 0
+            while index < slots[served].count {
+                let entry = slots[served][index]
+                index += 1
+                guard let target = entry.target else { continue }
+                target.timerPosition = nil
                 count -= 1
-                guard let session = entry.session else { continue }
                 if entry.deadline > slotEnd {
                     insert(entry)
-                    count += 1
                 } else {
-                    session.timerFired(generation: entry.generation)
+                    target.timerFired()
                 }
             }
+            // Not kept: a burst of connections must not leave a large slot behind.
+            slots[served] = []
         }
         if count == 0 {
             ticker?.cancel()
@@ -95,10 +113,18 @@ final class LoopTimerWheel {
     var isIdle: Bool { count == 0 && ticker == nil }
 }
 
-/// What a ``LoopTimerWheel`` serves: a session's deadlines.
+/// Where a target's entry is on its wheel.
+struct LoopTimerPosition {
+    let slot: UInt32
+    let index: UInt32
+}
+
+/// What a ``LoopTimerWheel`` serves: an object with one deadline.
 protocol LoopTimerTarget: AnyObject {
-    /// An entry scheduled with `generation` is due; only the target's latest generation counts.
-    func timerFired(generation: UInt64)
+    /// The wheel's bookkeeping, kept by the target so that moving its deadline needs no search.
+    var timerPosition: LoopTimerPosition? { get set }
+    /// The deadline has passed; the target has none on the wheel until it schedules again.
+    func timerFired()
 }
 
 extension EngineIOSession: LoopTimerTarget {}
@@ -106,21 +132,21 @@ extension EngineIOSession: LoopTimerTarget {}
 @available(*, unavailable)
 extension LoopTimerWheel: Sendable {}
 
-/// One ``LoopTimerWheel`` per event loop, made when a loop's first session arms.
-final class LoopTimerWheels: Sendable {
+/// One ``LoopTimerWheel`` per event loop, made when a loop's first target arms.
+final class LoopTimerWheels<Target: LoopTimerTarget>: Sendable {
     private let granularity: TimeAmount
-    private let wheels = Mutex<[ObjectIdentifier: NIOLoopBound<LoopTimerWheel>]>([:])
+    private let wheels = Mutex<[ObjectIdentifier: NIOLoopBound<LoopTimerWheel<Target>>]>([:])
 
     init(granularity: TimeAmount) {
         self.granularity = granularity
     }
 
     /// The wheel of `loop`; call on `loop`.
-    func wheel(on loop: any EventLoop) -> LoopTimerWheel {
+    func wheel(on loop: any EventLoop) -> LoopTimerWheel<Target> {
         let key = ObjectIdentifier(loop as AnyObject)
         return wheels.withLock { wheels in
             if let bound = wheels[key] { return bound.value }
-            let wheel = LoopTimerWheel(loop: loop, granularity: granularity)
+            let wheel = LoopTimerWheel<Target>(loop: loop, granularity: granularity)
             wheels[key] = NIOLoopBound(wheel, eventLoop: loop)
             return wheel
         }
