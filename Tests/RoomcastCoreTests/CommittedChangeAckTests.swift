@@ -3,6 +3,7 @@ import NIOCore
 import RedisClient
 import RoomcastCore
 import RoomcastTestSupport
+import Synchronization
 import Testing
 
 /// Issue #29 item 5: once the script that applies a change has committed, the change is answered
@@ -122,5 +123,35 @@ struct CommittedChangeAckTests {
                 #expect(try await RoomStore(redis: redis).listings(of: f.alice.id).map(\.room.id) == [f.room])
             }
         }
+    }
+
+    /// A socket's events are handled in order: an ack that waited out the retries of a user
+    /// whose master is down would stall that socket's changes in rooms on healthy masters too
+    /// (found by `tests/e2e/test_cluster_failover.py`). With the wait and the retries set to an
+    /// hour, the ack must come as soon as the first try has failed, while the retries go on.
+    @Test("the ack waits for the events' first try only, not for the retries of a Redis that cannot be reached")
+    func ackAfterAFailedFirstTry() async throws {
+        try await RedisServer.with { server in
+            // A standalone server that is gone: each try waits out the command timeout.
+            var configuration = try testConfiguration(server)
+            configuration.commandTimeout = .seconds(1)
+            await server.kill()
+            try await withClient(configuration) { client in
+                let events = UserEvents(redis: client, committedAckWait: .seconds(3_600), committedRetryWindow: .seconds(3_600))
+                // Not a child task: one that waits an hour would hold the test that long.
+                let answered = Answered()
+                Task {
+                    await events.publishCommitted(.roomSeen, ["roomId": "r1"], to: [UserID("u1")!])
+                    answered.flag.store(true, ordering: .relaxed)
+                }
+                // Far beyond the first try (its 1 s timeout), far below the hour.
+                let answeredInTime = try await eventually(within: .seconds(60)) { answered.flag.load(ordering: .relaxed) }
+                #expect(answeredInTime, "the ack waited for the retries")
+            }
+        }
+    }
+
+    private final class Answered: Sendable {
+        let flag = Atomic(false)
     }
 }

@@ -170,18 +170,31 @@ class RedisCluster:
     joined by `redis-cli --cluster create`. It stands in for a `RedisServer` (`url`, `port`,
     `directory`) when the suite runs with `ROOMCAST_TEST_REDIS=cluster`."""
 
-    def __init__(self, masters=3):
+    def __init__(self, masters=3, replicas_per_master=0, arguments=()):
+        """`replicas_per_master`: replicas of each master (`--cluster-replicas`), in `replicas`;
+        `arguments`: extra `redis-server` options for every server."""
         self.servers = []
+        self.replicas = []
         try:
-            for _ in range(masters):
-                self.servers.append(RedisServer(arguments=(
-                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")))
-            addresses = [f"127.0.0.1:{server.port}" for server in self.servers]
-            created = redis_cli("--cluster", "create", *addresses, "--cluster-yes")
+            started = []
+            for _ in range(masters * (1 + replicas_per_master)):
+                started.append(RedisServer(arguments=(
+                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+                    *arguments)))
+                self.servers.append(started[-1])  # destroyed with the cluster if creation fails
+            addresses = [f"127.0.0.1:{server.port}" for server in started]
+            replicas = ("--cluster-replicas", str(replicas_per_master)) if replicas_per_master else ()
+            created = redis_cli("--cluster", "create", *addresses, *replicas, "--cluster-yes")
             if "[OK] All 16384 slots covered" not in created:
                 raise RuntimeError(f"redis-cli --cluster create failed:\n{created}")
+            if replicas_per_master:  # redis-cli picks the masters: ask each server what it is
+                roles = {server.port: redis_cli("-p", str(server.port), "ROLE").split("\n", 1)[0].strip() for server in started}
+                self.servers = [server for server in started if roles[server.port] == "master"]
+                self.replicas = [server for server in started if roles[server.port] != "master"]
             deadline = time.monotonic() + 60
-            while not all("cluster_state:ok" in redis_cli("-p", str(server.port), "CLUSTER", "INFO") for server in self.servers):
+            while not (all("cluster_state:ok" in redis_cli("-p", str(server.port), "CLUSTER", "INFO") for server in started)
+                       and all("master_link_status:up" in redis_cli("-p", str(server.port), "INFO", "replication")
+                               for server in self.replicas)):
                 if time.monotonic() > deadline:
                     raise RuntimeError("the Redis Cluster did not reach cluster_state:ok within 60 s")
                 time.sleep(0.1)
@@ -203,7 +216,7 @@ class RedisCluster:
         return self.servers[0].directory
 
     def destroy(self):
-        for server in self.servers:
+        for server in self.servers + self.replicas:
             server.destroy()
 
 

@@ -9,10 +9,19 @@ import Synchronization
 /// nodes hold that user's sockets. The stream lets a node read back what its pub/sub link missed.
 public struct UserEvents: Sendable {
     private let redis: any RedisClientProtocol
+    /// How long a committed change's ack waits for its events' first try, and how long they are
+    /// retried.
+    private let ackWait: Duration
+    private let retryWindow: Duration
 
     /// Creates a publisher over a client.
-    public init(redis: any RedisClientProtocol) {
+    public init(
+        redis: any RedisClientProtocol, committedAckWait: Duration = UserEvents.committedAckWait,
+        committedRetryWindow: Duration = UserEvents.committedRetryWindow
+    ) {
         self.redis = redis
+        self.ackWait = committedAckWait
+        self.retryWindow = committedRetryWindow
     }
 
     /// Publishes event `name` with a payload of its own to each recipient (absolute counts differ
@@ -77,9 +86,10 @@ public struct UserEvents: Sendable {
 // MARK: After a commit
 
 extension UserEvents {
-    /// How long a committed change's ack waits for its per-user events: the events of a Redis
-    /// that answers come well within it, and are sent before the ack as ever. Past it, the ack
-    /// goes and the events follow when they can (issue #29 item 5).
+    /// How long a committed change's ack waits, by default, for the first try of its per-user
+    /// events: the events of a Redis that answers come well within it, and are sent before the
+    /// ack as ever. Past it, or once that try has failed, the ack goes and the events follow when
+    /// they can (issue #29 item 5).
     public static let committedAckWait: Duration = .milliseconds(500)
 
     /// How long the per-user events of a committed change are retried, counted from the change:
@@ -100,8 +110,8 @@ extension UserEvents {
     /// change is applied whatever happens here, and an error ack for it would have a client that
     /// retries without a `requestId` apply it twice (issue #29 item 5).
     ///
-    /// The events are published by a task of their own, which the caller waits for at most
-    /// ``committedAckWait``. That task tries recipients whose publishing failed for a transient
+    /// The events are published by a task of their own, whose first try the caller waits for,
+    /// at most ``committedAckWait``. That task tries recipients whose publishing failed for a transient
     /// reason (their slot's master is down or failing over: `unavailable`) again, only they,
     /// with a backoff, for ``committedRetryWindow``; then they are given up with a warning. So
     /// an event can come after the ack, and after a later event of the same user that had no
@@ -148,7 +158,7 @@ extension UserEvents {
         let start = ContinuousClock.now
         guard Self.committedInFlight.add(1, ordering: .relaxed).newValue <= Self.maximumCommittedInFlight else {
             Self.committedInFlight.subtract(1, ordering: .relaxed)
-            let failed = await attempt(frames, timeout: Self.committedAckWait)
+            let failed = await attempt(frames, timeout: ackWait)
             if !failed.isEmpty { Self.giveUp(event, failed, retries: 0, why: "too many changes' events are being retried") }
             return
         }
@@ -158,11 +168,11 @@ extension UserEvents {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let gate = AckGate(continuation)
             let timer = Task {
-                try? await Task.sleep(for: Self.committedAckWait)
+                try? await Task.sleep(for: ackWait)
                 gate.open()
             }
             Task {
-                await self.deliver(event, frames, until: start + Self.committedRetryWindow)
+                await self.deliver(event, frames, until: start + retryWindow, afterFirstAttempt: gate.open)
                 Self.committedInFlight.subtract(1, ordering: .relaxed)
                 gate.open()
                 timer.cancel()
@@ -171,8 +181,15 @@ extension UserEvents {
     }
 
     /// Publishes `frames`, retrying the recipients Redis could not be reached for until `end`.
-    private func deliver(_ event: ServerEvent, _ frames: [(UserID, ByteBuffer)], until end: ContinuousClock.Instant) async {
+    /// - Parameter afterFirstAttempt: called once the first try is over, whatever it gave: the
+    ///   ack waits for that try only. A master known to be down fails it at once, and the socket
+    ///   (whose events are handled in order) must not wait out the retries: its changes in rooms
+    ///   on healthy masters would stall behind them.
+    private func deliver(
+        _ event: ServerEvent, _ frames: [(UserID, ByteBuffer)], until end: ContinuousClock.Instant, afterFirstAttempt: () -> Void
+    ) async {
         var pending = await attempt(frames, timeout: nil)
+        afterFirstAttempt()
         var givenUp: [(user: UserID, frame: ByteBuffer, error: RedisError)] = []
         var retry = 0
         while true {
