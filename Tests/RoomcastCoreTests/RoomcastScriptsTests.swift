@@ -61,4 +61,30 @@ struct RoomcastScriptsTests {
             await expectRoomcastError(.notFound) { try await messages.send("x", from: bob, to: .random()) }
         }
     }
+
+    /// A retry of a per-user event whose first try ran but lost its reply (Redis died after it)
+    /// must not append and publish the frame again: its client would get it twice
+    /// (`tests/e2e/test_redis_crash_user_events.py` saw it once).
+    @Test("user_event_publish: a retry finds its frame among the last entries and appends nothing; a first try always appends")
+    func userEventRetryIsIdempotent() async throws {
+        try await withTestRedis { redis, _ in
+            let stream = RedisKeys.userStream(UserID("u-retry")!), channel = RedisKeys.userChannel(UserID("u-retry")!)
+            let first = #"42["room:seen",{"roomId":"r1","unseenCount":0}]"#, second = #"42["room:seen",{"roomId":"r2","unseenCount":0}]"#
+            func publish(_ frame: String, retry: Bool) async throws -> String {
+                let reply = try await redis.evaluate(
+                    RoomcastScripts.userEventPublish, keys: [stream], arguments: [channel, frame] + (retry ? ["1"] : [])
+                )
+                return try #require(reply.string)
+            }
+            let offset = try await publish(first, retry: false)
+            #expect(try await publish(first, retry: true) == offset)
+            #expect(try await redis.send(RedisCommand("XLEN", stream), as: Int.self) == 1)
+            // Not appended before: a retry appends it.
+            let other = try await publish(second, retry: true)
+            #expect(other != offset)
+            // A first try is a new event, even with the same bytes (another change's).
+            #expect(try await publish(first, retry: false) != offset)
+            #expect(try await redis.send(RedisCommand("XLEN", stream), as: Int.self) == 3)
+        }
+    }
 }

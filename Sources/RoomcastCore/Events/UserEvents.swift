@@ -60,15 +60,20 @@ public struct UserEvents: Sendable {
 
     /// Publishes each frame once, concurrently, each within `timeout` (the client's command
     /// timeout when `nil`); answers the ones that failed, with their errors.
-    private func attempt(_ frames: [(UserID, ByteBuffer)], timeout: Duration? = nil) async -> [(user: UserID, frame: ByteBuffer, error: RedisError)] {
+    /// - Parameter isRetry: the frames were tried before; the script does not append one that an
+    ///   earlier try appended after all (its reply lost).
+    private func attempt(
+        _ frames: [(UserID, ByteBuffer)], timeout: Duration? = nil, isRetry: Bool = false
+    ) async -> [(user: UserID, frame: ByteBuffer, error: RedisError)] {
         guard !frames.isEmpty else { return [] }
         let redis = self.redis
+        let retryFlag: [any RedisArgument] = isRetry ? ["1"] : []
         return await withTaskGroup(of: (UserID, ByteBuffer, RedisError)?.self) { group in
             for (user, frame) in frames {
                 group.addTask { () -> (UserID, ByteBuffer, RedisError)? in
                     do throws(RedisError) {
                         _ = try await redis.evaluate(
-                            RoomcastScripts.userEventPublish, keys: [RedisKeys.userStream(user)], arguments: [RedisKeys.userChannel(user), frame], timeout: timeout
+                            RoomcastScripts.userEventPublish, keys: [RedisKeys.userStream(user)], arguments: [RedisKeys.userChannel(user), frame] + retryFlag, timeout: timeout
                         )
                         return nil
                     } catch {
@@ -117,7 +122,7 @@ extension UserEvents {
     /// an event can come after the ack, and after a later event of the same user that had no
     /// trouble: harmless for what they carry (absolute counts, a whole room), which the next
     /// event or listing makes current again. A retry after a try whose reply alone was lost
-    /// appends the event twice: harmless for the same reason.
+    /// finds its frame among the stream's last entries and appends nothing.
     ///
     /// What carries a given-up event: not the user stream's gap repair. `SocketHub.repair` reads
     /// back (`GapLogs` → ``UserEventLog`` → `StreamBackfill`) the events appended to
@@ -204,7 +209,7 @@ extension UserEvents {
             let delay = min(Duration.milliseconds(50 << min(retry - 1, 5)), .seconds(2))
             guard ContinuousClock.now + delay < end else { break }
             try? await Task.sleep(for: delay)
-            pending = await attempt(pending.map { ($0.user, $0.frame) }, timeout: nil)
+            pending = await attempt(pending.map { ($0.user, $0.frame) }, timeout: nil, isRetry: true)
         }
         givenUp += pending
         if !givenUp.isEmpty { Self.giveUp(event, givenUp, retries: retry, why: nil) }
