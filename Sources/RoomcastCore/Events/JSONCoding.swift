@@ -15,10 +15,12 @@ public enum JSONCoding {
 }
 
 extension JSONEncoder {
-    /// Slashes are not escaped: URLs in payloads stay readable in `redis-cli`.
+    /// Keys sorted: this Foundation writes an object's keys in its dictionary's order, which
+    /// differs from one process to the next, so two nodes sent the same event as different
+    /// bytes. Slashes are not escaped: URLs in payloads stay readable in `redis-cli`.
     static let roomcast: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
 }
