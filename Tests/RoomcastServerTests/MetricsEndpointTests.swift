@@ -63,6 +63,13 @@ struct MetricsEndpointTests {
             #expect(unknown["error"]["code"].stringValue == "unknown_event")
             let invalid = try await socket.emitWithAck("room:join", ["roomId": 5])
             #expect(invalid["error"]["code"].stringValue == "invalid_payload")
+            // A CONNECT to a namespace the gateway does not serve: the reference's refusal, counted.
+            do {
+                try await socket.sendConnect(namespace: "/admin")
+                Issue.record("a CONNECT to /admin was accepted")
+            } catch SocketIOTestError.connectError(let message, let code) {
+                #expect(message == "Invalid namespace" && code == nil)
+            }
             let refused = try await HTTPTestClient.request(port: node.port, path: "/api/users/me", headers: ["Authorization": "Bearer nope"])
             #expect(refused.status == 401)
 
@@ -77,6 +84,7 @@ struct MetricsEndpointTests {
             #expect(during.value("roomcast_events_received_total", ["event": "unknown"]) == 1)
             #expect(during.value("roomcast_rejected_inputs_total", ["code": "unknown_event", "source": "socket"]) == 1)
             #expect(during.value("roomcast_rejected_inputs_total", ["code": "invalid_payload", "source": "socket"]) == 1)
+            #expect(during.value("roomcast_rejected_inputs_total", ["code": "invalid_namespace", "source": "socket"]) == 1)
             #expect(during.value("roomcast_rejected_inputs_total", ["code": "unauthorized", "source": "http"]) == 1)
             // element:created, message:new and room:presence, each to Alice's one socket (at least).
             #expect(during.value("roomcast_frames_delivered_total") ?? 0 >= 2)

@@ -59,6 +59,12 @@ final class SocketConnection: SocketIOHandler {
         logger.debug("undecodable packet: closing", metadata: ["reason": .string(reason)])
     }
 
+    /// The library answered the reference's `44/<nsp>,{"message":"Invalid namespace"}`.
+    func refused(namespace: String) async {
+        GatewayMetrics.socketRejections.increment("invalid_namespace")
+        logger.debug("CONNECT to a namespace the gateway does not serve", metadata: ["namespace": .string(namespace)])
+    }
+
     func credentialExpiring(at seconds: Int64) {
         session.send(SocketReply.authExpiring(at: seconds))
     }

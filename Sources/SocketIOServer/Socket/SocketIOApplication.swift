@@ -34,6 +34,8 @@ public protocol SocketIOHandler: AnyObject, Sendable {
     /// The client sent what cannot be decoded; the connection closes right after (for logs and
     /// metrics).
     func undecodable(_ reason: String) async
+    /// A CONNECT to a namespace the application does not serve was refused (for logs and metrics).
+    func refused(namespace: String) async
     /// The credential expires at `seconds` since 1970 (``SocketSession/tokenExpiry``), soon.
     func credentialExpiring(at seconds: Int64)
     /// The credential expired: whatever the client should be told goes out now; the session closes after.
@@ -43,6 +45,7 @@ public protocol SocketIOHandler: AnyObject, Sendable {
 extension SocketIOHandler {
     public func ack(_ ack: SocketIOAck) async {}
     public func undecodable(_ reason: String) async {}
+    public func refused(namespace: String) async {}
     public func credentialExpiring(at seconds: Int64) {}
     public func credentialExpired() {}
 }

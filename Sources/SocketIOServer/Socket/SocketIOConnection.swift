@@ -185,7 +185,7 @@ final class SocketIOConnection: EngineIOSessionHandler {
             guard server.application.serves(namespace: namespace) else {
                 // Exactly the reference server's refusal (socket.io `lib/client.ts`).
                 session.send(SocketIOFrame.connectError(message: "Invalid namespace", namespace: namespace))
-                return
+                return await handler.refused(namespace: namespace)
             }
             if await handler.connect(namespace: namespace, auth: packet.data) {
                 state.namespaces.insert(namespace)
