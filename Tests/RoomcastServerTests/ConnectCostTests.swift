@@ -9,7 +9,7 @@ import Testing
 struct ConnectCostTests {
     /// A presence lifetime no test outlasts: its refresh (every third of it) would also name the
     /// user's socket count while the monitor watches.
-    static let environment = ["ROOMCAST_PRESENCE_TTL_MS": "3600000"]
+    static let environment = ["ROOMCAST_PRESENCE_BACKSTOP_MS": "3600000"]
 
     /// Registers Alice and returns her with the Redis server holding her keys, the connect
     /// script loaded on every server beforehand so that no NOSCRIPT retry is counted.
