@@ -7,8 +7,8 @@ import Testing
 /// What a socket's CONNECT and disconnect ask of Redis, seen by Redis itself (`MONITOR`).
 @Suite("Connect cost: one Redis round trip to connect, one to disconnect", .serialized)
 struct ConnectCostTests {
-    /// A presence lifetime no test outlasts: its refresh (every third of it) would also name the
-    /// user's socket count while the monitor watches.
+    /// A presence backstop no test outlasts (the default, said here): its refresh (every third of
+    /// it) would also name the user's socket count while the monitor watches.
     static let environment = ["ROOMCAST_PRESENCE_BACKSTOP_MS": "3600000"]
 
     /// Registers Alice and returns her with the Redis server holding her keys, the connect

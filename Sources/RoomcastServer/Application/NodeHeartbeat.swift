@@ -69,6 +69,16 @@ final class NodeHeartbeat: Service, Sendable {
         guard registered else { return }
         // A few tries: right after a Redis blip the first command may meet a dead connection
         // while the pool reconnects. Past them the entry expires by itself within one TTL.
+        // Sockets closed by the drain may still be leaving their rooms; failed leaves get one
+        // more try. Whatever is then left in Redis is left to another node's reaper.
+        if let presence {
+            await presence.afterHeartbeat(lapsed: false)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(2)
+            while !presence.holdsNothing, clock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
         for attempt in 1...Self.removalAttempts {
             do {
                 // With members or sockets still in Redis (a removal failed), the entry stays
