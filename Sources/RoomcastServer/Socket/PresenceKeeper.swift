@@ -31,6 +31,9 @@ final class PresenceKeeper: Service, Sendable {
         var members: [RoomID: Set<String>] = [:]
         /// Sockets counted, by user.
         var connected: [UserID: Set<String>] = [:]
+        /// Sockets being counted (their CONNECT's script under way), by user: their users stay
+        /// in the index.
+        var opening: [UserID: Int] = [:]
         /// Rooms and users in this node's index (a superset of the held ones until pruned).
         var indexedRooms: Set<RoomID> = []
         var indexedUsers: Set<UserID> = []
@@ -62,9 +65,9 @@ final class PresenceKeeper: Service, Sendable {
     ///   it); nil, counting nothing, when the user does not exist.
     /// - Throws: `limit_exceeded` when the user has `limit` sockets connected already.
     func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> UserSocketStore.OpenedSocket? {
-        // Held before Redis counts it, so that neither a refresh nor the index pruning misses it.
+        // Counted as opening meanwhile, so that the index pruning keeps its user.
         let indexing = state.withLock { state in
-            state.connected[user, default: []].insert(socket)
+            state.opening[user, default: 0] += 1
             return state.indexedUsers.insert(user).inserted
         }
         // The index entry goes out beside the count, not before it: a CONNECT stays one round trip.
@@ -73,17 +76,23 @@ final class PresenceKeeper: Service, Sendable {
         do throws(RoomcastError) {
             opened = try await sockets.openConnected(socket, of: user, limit: limit)
         } catch {
-            forget(socket, of: user)
             await indexed
+            finishOpening(socket, of: user, counted: false)
             throw error
         }
         await indexed
-        guard let opened else {
-            forget(socket, of: user)
-            return nil
-        }
-        socketCount.add(1, ordering: .relaxed)
+        finishOpening(socket, of: user, counted: opened != nil)
+        if opened != nil { socketCount.add(1, ordering: .relaxed) }
         return opened
+    }
+
+    /// The CONNECT's script answered: the socket is held from now when Redis counted it.
+    private func finishOpening(_ socket: String, of user: UserID, counted: Bool) {
+        state.withLock { state in
+            state.opening[user, default: 1] -= 1
+            if state.opening[user] == 0 { state.opening[user] = nil }
+            if counted { state.connected[user, default: []].insert(socket) }
+        }
     }
 
     /// Adds a room or user to the index when `needed`; a failure is logged and leaves it to be
@@ -168,7 +177,7 @@ final class PresenceKeeper: Service, Sendable {
     /// Whether nothing this node put in Redis is left there: no member or socket held, no
     /// removal pending or failed. On a graceful shutdown the node's index then goes with it.
     var holdsNothing: Bool {
-        let empty = state.withLock { $0.members.isEmpty && $0.connected.isEmpty && $0.failed.isEmpty }
+        let empty = state.withLock { $0.members.isEmpty && $0.connected.isEmpty && $0.opening.isEmpty && $0.failed.isEmpty }
         return empty && removalsInFlight.load(ordering: .relaxed) == 0
     }
 
@@ -264,7 +273,7 @@ final class PresenceKeeper: Service, Sendable {
             let pendingRooms = Set(state.failed.compactMap(\.room))
             let pendingUsers = Set(state.failed.filter { $0.room == nil }.map(\.user))
             let rooms = state.indexedRooms.subtracting(state.members.keys).subtracting(pendingRooms)
-            let users = state.indexedUsers.subtracting(state.connected.keys).subtracting(pendingUsers)
+            let users = state.indexedUsers.subtracting(state.connected.keys).subtracting(pendingUsers).subtracting(state.opening.keys)
             state.indexedRooms.subtract(rooms)
             state.indexedUsers.subtract(users)
             // Held ones whose index write failed are written with the rest.
