@@ -53,6 +53,28 @@ struct ConnectCostTests {
         }
     }
 
+    @Test("an idle joined socket costs Redis nothing between heartbeats: no command names its room or its user (#30)")
+    func idleJoinedSocket() async throws {
+        // Heartbeats every 500 ms: the window below spans several, each of which refreshed every
+        // member before #30.
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_NODE_TTL_MS": "1500"]) { cluster in
+            let (alice, aliceServer) = try await Self.alice(in: cluster)
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let roomServer = try await cluster.redis.server(servingKey: RedisKeys.room(try #require(RoomID(room))))
+            let socket = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            _ = try await ElementSocketTests.join(socket, room)
+            let monitors = try await [CommandMonitor(port: aliceServer.port)] + (roomServer.port == aliceServer.port ? [] : [CommandMonitor(port: roomServer.port)])
+            defer { monitors.forEach { $0.stop() } }
+            // A quiet window: a slower machine only beats fewer times in it.
+            try await Task.sleep(for: .seconds(3))
+            for monitor in monitors {
+                #expect(try await monitor.commands(naming: "{\(room)}").isEmpty)
+                #expect(try await monitor.commands(naming: "{\(alice.id)}").isEmpty)
+            }
+            try await socket.close()
+        }
+    }
 }
 
 /// `redis-cli monitor` on one server, writing every command it runs to a file.
