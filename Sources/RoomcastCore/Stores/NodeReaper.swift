@@ -31,29 +31,37 @@ public struct NodeReaper: Sendable {
     public struct Reaped: Sendable, Equatable {
         /// Nodes whose index this call emptied and whose registry entry it removed.
         public var dropped: [NodeID] = []
-        /// Room and user entries this call took from dead nodes' indexes.
+        /// Room entries this call took from dead nodes' indexes.
         public var rooms = 0
+        /// User entries this call took from dead nodes' indexes.
         public var users = 0
-        /// Presence members and counted sockets removed.
+        /// Presence members removed.
         public var members = 0
+        /// Counted sockets removed.
         public var sockets = 0
 
+        /// Nothing reaped.
         public init() {}
     }
 
     /// Reaps each of `nodes`, expired ids from ``NodeRegistry/heartbeat(_:ttl:)``; one found alive
     /// is skipped.
+    /// - Parameter budget: no batch is taken once this much time passed (what is left stays in
+    ///   the index for the next call), so that a node's heartbeat is never held up long.
     /// - Throws: the first Redis failure (entries of a failed batch are put back in the index).
-    public func reap(_ nodes: [NodeID]) async throws(RoomcastError) -> Reaped {
+    public func reap(_ nodes: [NodeID], within budget: Duration? = nil) async throws(RoomcastError) -> Reaped {
+        let clock = ContinuousClock()
+        let deadline = budget.map { clock.now + $0 }
         var reaped = Reaped()
         for node in nodes {
-            try await reap(node, into: &reaped)
+            try await reap(node, into: &reaped, until: deadline)
         }
         return reaped
     }
 
-    private func reap(_ node: NodeID, into reaped: inout Reaped) async throws(RoomcastError) {
+    private func reap(_ node: NodeID, into reaped: inout Reaped, until deadline: ContinuousClock.Instant?) async throws(RoomcastError) {
         while true {
+            if let deadline, ContinuousClock.now >= deadline { return }
             guard let (rooms, users) = try await claim(node) else { return }
             if rooms.isEmpty && users.isEmpty {
                 if try await registry.drop(node) { reaped.dropped.append(node) }

@@ -116,7 +116,9 @@ final class NodeHeartbeat: Service, Sendable {
         await presence?.afterHeartbeat(lapsed: registered && beat.lapsed)
         if let reaper, !beat.expired.isEmpty {
             do {
-                let reaped = try await reaper.reap(beat.expired)
+                // A sixth of the TTL at most: a big dead node is shared over several beats (and
+                // nodes) rather than holding up this node's next heartbeat.
+                let reaped = try await reaper.reap(beat.expired, within: ttl / 6)
                 if reaped.rooms + reaped.users > 0 || !reaped.dropped.isEmpty {
                     logger.notice(
                         "reaped dead nodes",
