@@ -41,6 +41,8 @@ final class PresenceKeeper: Service, Sendable {
         var failed: Set<Removal> = []
         /// Restoring refreshes still to run after a lapsed lease (see ``afterHeartbeat(lapsed:)``).
         var restoresDue = 0
+        /// A restoring refresh is running.
+        var restoreRunning = false
     }
 
     /// A member or counted socket to take out of Redis.
@@ -185,13 +187,19 @@ final class PresenceKeeper: Service, Sendable {
     /// found the node's lease lapsed (reapers may have taken its members while it was alive),
     /// puts back every member and socket it holds, and its index. It does so again after the
     /// next heartbeat too, in case a reaper's batch taken before this one's was still running.
+    ///
+    /// The restore runs in a task of its own, one at a time: O(rooms) round trips must not hold
+    /// up the next heartbeat, or a big node would let its lease lapse again.
     func afterHeartbeat(lapsed: Bool) async {
         let (retries, restoring) = state.withLock { state in
             if lapsed { state.restoresDue = 2 }
             let retries = state.failed
             state.failed.removeAll()
-            let restoring = state.restoresDue > 0
-            if restoring { state.restoresDue -= 1 }
+            let restoring = state.restoresDue > 0 && !state.restoreRunning
+            if restoring {
+                state.restoresDue -= 1
+                state.restoreRunning = true
+            }
             return (retries, restoring)
         }
         for removal in retries {
@@ -204,7 +212,10 @@ final class PresenceKeeper: Service, Sendable {
         }
         if restoring {
             logger.notice("node lease lapsed while alive: putting back its presence")
-            await refresh(restoring: true)
+            Task {
+                await self.refresh(restoring: true)
+                self.state.withLock { $0.restoreRunning = false }
+            }
         }
     }
 
