@@ -103,8 +103,8 @@ struct NodeRegistryTests {
     func liveAndRemove() async throws {
         try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
-            try await registry.heartbeat(Self.info(Self.second, port: 8082, startedAt: 2_000), ttl: .seconds(15))
-            try await registry.heartbeat(Self.info(Self.first, port: 8081, startedAt: 1_000), ttl: .seconds(15))
+            try await registry.heartbeat(Self.info(Self.second, port: 8082, startedAt: 2_000), ttl: .seconds(60))
+            try await registry.heartbeat(Self.info(Self.first, port: 8081, startedAt: 1_000), ttl: .seconds(60))
             #expect(try await registry.liveNodes().map(\.id) == [Self.first, Self.second])
             #expect(try await registry.liveNodes().map(\.address) == ["http://127.0.0.1:8081", "http://127.0.0.1:8082"])
 
@@ -160,8 +160,8 @@ struct NodeRegistryTests {
     func danglingMember() async throws {
         try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
-            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .seconds(15))
-            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(15))
+            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .seconds(60))
+            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(60))
             _ = try await redis.send(RedisCommand("DEL", RedisKeys.node(Self.second)))
             #expect(try await registry.liveNodes().map(\.id) == [Self.first])
         }
