@@ -26,6 +26,7 @@ struct EventContractTests {
         "presence_join": [.roomPresence],
         "presence_leave": [.roomPresence],
         "presence_refresh": [.roomPresence],
+        "presence_reap": [.roomPresence],
         "notification_create": [.notificationNew, .badgeUpdated],
         "notification_read": [.badgeUpdated],
         "notification_read_all": [.badgeUpdated],
@@ -91,6 +92,10 @@ struct EventContractTests {
                         RedisCommand("ZADD", RedisKeys.roomPresence(room), "XX", Int(Timestamp.now().milliseconds) - 1, PresenceStore.member(user: bob.id, socket: "b1"))
                     )
                     try await presence.refresh(room, members: [PresenceStore.member(user: alice.id, socket: "a1")])
+                    // Bob again, on a node that dies and is reaped.
+                    let dead = try #require(NodeID("contract"))
+                    try await presence.join(room, user: bob.id, socket: dead.rawValue + "00000000000000000001")
+                    try await presence.reap(room, node: dead)
                     try await presence.leave(room, user: alice.id, socket: "a1")
                     _ = try await elements.delete(second.id, by: alice.id, in: room)
                     _ = try await elements.clear(room, by: bob.id)

@@ -49,7 +49,12 @@ struct NodeRegistryTests {
             let registry = NodeRegistry(redis: redis)
             let before = Timestamp.now()
             // A TTL long against what a loaded machine adds between the write and the reads below.
-            let written = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 3), ttl: .seconds(60))
+            let beat = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 3), ttl: .seconds(60))
+            let written = beat.entry
+            // A first beat finds no hash: to the registry it is a node whose lease lapsed (the
+            // node itself ignores that on its first beat).
+            #expect(beat.lapsed)
+            #expect(beat.expired.isEmpty)
             #expect(written.updatedAt >= before)
             #expect(written.expiresAt.milliseconds == written.updatedAt.milliseconds + 60_000)
 
@@ -84,7 +89,9 @@ struct NodeRegistryTests {
             let first = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 1), ttl: .seconds(5))
             try await Task.sleep(for: .milliseconds(20))
             let second = try await registry.heartbeat(Self.info(Self.first, port: 8081, sockets: 7), ttl: .seconds(5))
-            #expect(second.expiresAt > first.expiresAt)
+            #expect(second.entry.expiresAt > first.entry.expiresAt)
+            // The hash was there: the lease held.
+            #expect(!second.lapsed)
             let nodes = try await registry.liveNodes()
             #expect(nodes.map(\.id) == [Self.first])
             #expect(nodes.first?.sockets == 7)
@@ -92,26 +99,35 @@ struct NodeRegistryTests {
         }
     }
 
-    @Test("live nodes come oldest first; removal takes a node out of both keys")
+    @Test("live nodes come oldest first; removal takes a node out of both keys, and its index with it")
     func liveAndRemove() async throws {
         try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
-            try await registry.heartbeat(Self.info(Self.second, port: 8082, startedAt: 2_000), ttl: .seconds(15))
-            try await registry.heartbeat(Self.info(Self.first, port: 8081, startedAt: 1_000), ttl: .seconds(15))
+            try await registry.heartbeat(Self.info(Self.second, port: 8082, startedAt: 2_000), ttl: .seconds(60))
+            try await registry.heartbeat(Self.info(Self.first, port: 8081, startedAt: 1_000), ttl: .seconds(60))
             #expect(try await registry.liveNodes().map(\.id) == [Self.first, Self.second])
             #expect(try await registry.liveNodes().map(\.address) == ["http://127.0.0.1:8081", "http://127.0.0.1:8082"])
 
+            try await NodeIndex(redis: redis, node: Self.first, lifetime: .seconds(60)).add(rooms: [RoomID("r1")!], users: [UserID("u1")!])
             try await registry.remove(Self.first)
+            #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.nodeRooms(Self.first), RedisKeys.nodeUsers(Self.first)), as: Int.self) == 0)
             #expect(try await registry.liveNodes().map(\.id) == [Self.second])
             #expect(try await registry.node(Self.first) == nil)
             #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.node(Self.first)), as: Int.self) == 0)
             #expect(try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, "node0001")).isNull)
             // Removing again is harmless.
             try await registry.remove(Self.first)
+            // A node leaving with members still in Redis stays, expired, with its index, for a reaper.
+            try await NodeIndex(redis: redis, node: Self.second, lifetime: .seconds(60)).add(rooms: [RoomID("r1")!])
+            try await registry.remove(Self.second, holdingNothing: false)
+            #expect(try await registry.liveNodes().isEmpty)
+            #expect(try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, "node0002")).string == "0")
+            #expect(try await redis.send(RedisCommand("SMEMBERS", RedisKeys.nodeRooms(Self.second)), as: [String].self) == ["r1"])
+            #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.node(Self.second)), as: Int.self) == 0)
         }
     }
 
-    @Test("a node that stops its heartbeat drops out after its TTL and is pruned from the registry")
+    @Test("a node that stops its heartbeat drops out after its TTL; its id stays in the registry, expired, until a reaper took it out")
     func expiry() async throws {
         try await withTestRedis { redis, _ in
             // Connected before the clock matters: expiries are computed when a call starts.
@@ -129,6 +145,12 @@ struct NodeRegistryTests {
             #expect(try await eventually(within: .seconds(30)) { try await registry.node(Self.first) == nil })
             #expect(clock.now - beat >= ttl - .milliseconds(100), "gone after \(clock.now - beat)")
             #expect(try await registry.liveNodes().map(\.id) == [Self.second])
+            // Listed as expired by the live node's next beat, and taken out by its reaper (it
+            // left nothing to reap).
+            let next = try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(60))
+            #expect(next.expired == [Self.first])
+            let reaped = try await NodeReaper(redis: redis, presence: PresenceStore(redis: redis), sockets: UserSocketStore(redis: redis)).reap(next.expired)
+            #expect(reaped.dropped == [Self.first])
             let members = try await redis.send(RedisCommand("ZRANGE", RedisKeys.nodeRegistry, 0, -1), as: [String].self)
             #expect(members == ["node0002"])
         }
@@ -138,8 +160,8 @@ struct NodeRegistryTests {
     func danglingMember() async throws {
         try await withTestRedis { redis, _ in
             let registry = NodeRegistry(redis: redis)
-            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .seconds(15))
-            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(15))
+            try await registry.heartbeat(Self.info(Self.first, port: 8081), ttl: .seconds(60))
+            try await registry.heartbeat(Self.info(Self.second, port: 8082), ttl: .seconds(60))
             _ = try await redis.send(RedisCommand("DEL", RedisKeys.node(Self.second)))
             #expect(try await registry.liveNodes().map(\.id) == [Self.first])
         }

@@ -7,9 +7,9 @@ import Testing
 /// What a socket's CONNECT and disconnect ask of Redis, seen by Redis itself (`MONITOR`).
 @Suite("Connect cost: one Redis round trip to connect, one to disconnect", .serialized)
 struct ConnectCostTests {
-    /// A presence lifetime no test outlasts: its refresh (every third of it) would also name the
-    /// user's socket count while the monitor watches.
-    static let environment = ["ROOMCAST_PRESENCE_TTL_MS": "3600000"]
+    /// A presence backstop no test outlasts (the default, said here): its refresh (every third of
+    /// it) would also name the user's socket count while the monitor watches.
+    static let environment = ["ROOMCAST_PRESENCE_BACKSTOP_MS": "3600000"]
 
     /// Registers Alice and returns her with the Redis server holding her keys, the connect
     /// script loaded on every server beforehand so that no NOSCRIPT retry is counted.
@@ -53,6 +53,28 @@ struct ConnectCostTests {
         }
     }
 
+    @Test("an idle joined socket costs Redis nothing between heartbeats: no command names its room or its user (#30)")
+    func idleJoinedSocket() async throws {
+        // Heartbeats every 500 ms: the window below spans several, each of which refreshed every
+        // member before #30.
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_NODE_TTL_MS": "1500"]) { cluster in
+            let (alice, aliceServer) = try await Self.alice(in: cluster)
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let roomServer = try await cluster.redis.server(servingKey: RedisKeys.room(try #require(RoomID(room))))
+            let socket = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            _ = try await ElementSocketTests.join(socket, room)
+            let monitors = try await [CommandMonitor(port: aliceServer.port)] + (roomServer.port == aliceServer.port ? [] : [CommandMonitor(port: roomServer.port)])
+            defer { monitors.forEach { $0.stop() } }
+            // A quiet window: a slower machine only beats fewer times in it.
+            try await Task.sleep(for: .seconds(3))
+            for monitor in monitors {
+                #expect(try await monitor.commands(naming: "{\(room)}").isEmpty)
+                #expect(try await monitor.commands(naming: "{\(alice.id)}").isEmpty)
+            }
+            try await socket.close()
+        }
+    }
 }
 
 /// `redis-cli monitor` on one server, writing every command it runs to a file.

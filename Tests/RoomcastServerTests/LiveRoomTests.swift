@@ -511,7 +511,7 @@ struct LiveRoomTests {
 
     @Test("leaving and re-joining in quick succession leaves the socket present, and kept present by its node")
     func rapidLeaveAndJoin() async throws {
-        try await TwoNodeCluster.with(environment: ["ROOMCAST_PRESENCE_TTL_MS": "600"]) { cluster in
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_PRESENCE_BACKSTOP_MS": "600"]) { cluster in
             let alice = try await cluster.register("alice")
             let bob = try await cluster.register("bob")
             let room = try await cluster.createRoom(by: alice, with: [bob])
@@ -546,11 +546,12 @@ struct LiveRoomTests {
         }
     }
 
-    @Test("a crashed node's users leave presence: within a few lifetimes the other node's sockets get room:presence without them")
+    @Test("a crashed node's users leave presence: once its registry entry expires the other node reaps them and its sockets get room:presence without them")
     func crashedNodePresenceExpires() async throws {
-        // 4 s, refreshed every 1.3 s: a loaded machine may stall a node's refresh for over two
-        // seconds without a live member lapsing, which the quiet window below would report.
-        try await TwoNodeCluster.with(environment: ["ROOMCAST_PRESENCE_TTL_MS": "4000"]) { cluster in
+        // Members live as long as their node (the presence backstop is its default, an hour):
+        // a 4 s node TTL, beaten every 1.3 s, so that a loaded machine may stall a node for over
+        // two seconds without its lease lapsing, which the quiet window below would report.
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_NODE_TTL_MS": "4000"]) { cluster in
             let alice = try await cluster.register("alice")
             let bob = try await cluster.register("bob")
             let room = try await cluster.createRoom(by: alice, with: [bob])
@@ -560,19 +561,76 @@ struct LiveRoomTests {
             try await Self.expectPresence(aliceSocket, room, [alice])
             _ = try await Self.join(bobSocket, room)
             try await Self.expectPresence(aliceSocket, room, [alice, bob])
-            // Refreshes keep both present well past one lifetime.
+            // Heartbeats keep both present well past one node TTL.
             try await aliceSocket.expectNoEvent("room:presence", within: .milliseconds(6_000))
+            // Node 2 indexed where it put members: the room, and Bob for his socket count.
+            let node2 = try #require(try await cluster.withRedis { redis in
+                try await NodeRegistry(redis: redis).liveNodes().first { $0.address.hasSuffix(":\(cluster.node2.port)") }?.id
+            })
+            let index = try await cluster.withRedis { redis in try await NodeIndex(redis: redis, node: node2, lifetime: .seconds(1)).entries() }
+            #expect(index.rooms.map(\.rawValue) == [room])
+            #expect(index.users.map(\.rawValue) == [bob.id])
 
             let killed = ContinuousClock.now
             cluster.node2.process.signal(SIGKILL)
             try await Self.expectPresence(aliceSocket, room, [alice], timeout: .seconds(30))
             let elapsed = ContinuousClock.now - killed
-            // About one lifetime plus one refresh (5.3 s); four lifetimes leave room for a slow
-            // machine and still fail a node that waits for anything but the members' expiry.
+            // About one node TTL plus one heartbeat interval of node 1 (5.3 s); three TTLs leave
+            // room for a slow machine and still fail a node that waits for the members' backstop.
             #expect(elapsed < .milliseconds(16_000), "took \(elapsed)")
+            // Bob's socket no longer counts, and node 2 is out of the registry with its index.
+            #expect(try await eventually(within: .seconds(30)) {
+                try await cluster.withRedis { redis in
+                    let sockets = try await redis.send(RedisCommand("ZCARD", RedisKeys.userSockets(UserID(bob.id)!)), as: Int.self)
+                    let entry = try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, node2.rawValue))
+                    let indexed = try await redis.send(RedisCommand("EXISTS", RedisKeys.nodeRooms(node2), RedisKeys.nodeUsers(node2)), as: Int.self)
+                    return sockets == 0 && entry.isNull && indexed == 0
+                }
+            })
             // Bob, now away, counts unseen elements again.
             _ = try await Self.create(aliceSocket, room)
             #expect(try await cluster.withRedis { try await $0.send("HGET", "room:{\(room)}:unseen", bob.id) }.string == "1")
+            _ = bobSocket
+        }
+    }
+
+    @Test("a node whose lease lapsed while it was alive (reaped by another node) puts back its sockets' presence, counts and index")
+    func reapedWhileAliveRestores() async throws {
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_NODE_TTL_MS": "3000"]) { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let bobSocket = try await cluster.connect(bob, to: cluster.node2)
+            _ = try await Self.join(aliceSocket, room)
+            try await Self.expectPresence(aliceSocket, room, [alice])
+            _ = try await Self.join(bobSocket, room)
+            try await Self.expectPresence(aliceSocket, room, [alice, bob])
+            let node2 = try #require(try await cluster.withRedis { redis in
+                try await NodeRegistry(redis: redis).liveNodes().first { $0.address.hasSuffix(":\(cluster.node2.port)") }?.id
+            })
+            let bobID = try #require(UserID(bob.id))
+            // Node 2 "paused" past its TTL: its hash goes, and a reaper takes its members. Until one
+            // reap finds the hash gone before node 2 beats again (each beat writes it back).
+            let reaped = try await eventually(within: .seconds(30)) {
+                try await cluster.withRedis { redis in
+                    _ = try await redis.send(RedisCommand("DEL", RedisKeys.node(node2)))
+                    let reaper = NodeReaper(redis: redis, presence: PresenceStore(redis: redis), sockets: UserSocketStore(redis: redis))
+                    return try await reaper.reap([node2]).members > 0
+                }
+            }
+            #expect(reaped)
+            try await Self.expectPresence(aliceSocket, room, [alice], timeout: .seconds(30))
+            // Its next heartbeat finds its lease lapsed: it puts back Bob's member (announced), his
+            // socket count and its index.
+            try await Self.expectPresence(aliceSocket, room, [alice, bob], timeout: .seconds(30))
+            #expect(try await eventually(within: .seconds(30)) {
+                try await cluster.withRedis { redis in
+                    let sockets = try await redis.send(RedisCommand("ZCARD", RedisKeys.userSockets(bobID)), as: Int.self)
+                    let index = try await NodeIndex(redis: redis, node: node2, lifetime: .seconds(1)).entries()
+                    return sockets == 1 && index.rooms.map(\.rawValue) == [room] && index.users == [bobID]
+                }
+            })
             _ = bobSocket
         }
     }

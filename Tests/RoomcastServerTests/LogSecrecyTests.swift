@@ -11,7 +11,7 @@ struct LogSecrecyTests {
             let badToken = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.c2VjcmV0LXNpZ25hdHVyZS14eXo"
             let node = try await GatewayProcess(
                 arguments: ["--redis-url", redis.url, "--log-level", "trace", "--log-format", "json"],
-                environment: ["ROOMCAST_PRESENCE_TTL_MS": "600"]
+                environment: ["ROOMCAST_PRESENCE_BACKSTOP_MS": "600"]
             )
             defer { try? FileManager.default.removeItem(atPath: node.logPath) }
             let register = try await HTTPTestClient.request(

@@ -37,4 +37,16 @@ struct NodeSettingsTests {
         let error = await #expect(throws: ConfigurationError.self) { try await Self.load([variable: value]) }
         #expect(error?.key == key)
     }
+
+    @Test("presence.backstop_ms defaults to an hour; the retired presence.ttl_ms stops start-up naming what replaced it")
+    func presenceBackstop() async throws {
+        #expect(try await Self.load([:]).presenceBackstop == .seconds(3_600))
+        #expect(try await Self.load(["ROOMCAST_PRESENCE_BACKSTOP_MS": "600"]).presenceBackstop == .milliseconds(600))
+        let malformed = await #expect(throws: ConfigurationError.self) { try await Self.load(["ROOMCAST_PRESENCE_BACKSTOP_MS": "100"]) }
+        #expect(malformed?.key == "presence.backstop_ms")
+        let retired = await #expect(throws: ConfigurationError.self) { try await Self.load(["ROOMCAST_PRESENCE_TTL_MS": "30000"]) }
+        #expect(retired?.key == "presence.ttl_ms")
+        #expect(retired?.reason.contains("node.ttl_ms") == true)
+        #expect(retired?.reason.contains("presence.backstop_ms") == true)
+    }
 }

@@ -11,7 +11,7 @@ import Testing
 struct RedisKillUserEventsTests {
     @Test("Redis SIGKILLed mid-traffic: element:created:global for every acknowledged create, and notifications, reach both users' sockets on both nodes once")
     func userEventsAfterKill() async throws {
-        let environment = ["ROOMCAST_REDIS_COMMAND_TIMEOUT_MS": "1000", "ROOMCAST_PRESENCE_TTL_MS": "3000"]
+        let environment = ["ROOMCAST_REDIS_COMMAND_TIMEOUT_MS": "1000", "ROOMCAST_PRESENCE_BACKSTOP_MS": "3000"]
         try await TwoNodeCluster.with(environment: environment, redisArguments: ["--appendonly", "yes", "--appendfsync", "always"]) { cluster in
             try await Self.scenario(cluster)
         }

@@ -16,7 +16,7 @@ struct RedisOutageTests {
     func outage() async throws {
         // A presence lifetime shorter than the outage: the members expire while Redis is away
         // and the nodes must put them back.
-        let environment = ["ROOMCAST_REDIS_COMMAND_TIMEOUT_MS": "1000", "ROOMCAST_PRESENCE_TTL_MS": "1500"]
+        let environment = ["ROOMCAST_REDIS_COMMAND_TIMEOUT_MS": "1000", "ROOMCAST_PRESENCE_BACKSTOP_MS": "1500"]
         try await TwoNodeCluster.with(environment: environment, redisArguments: ["--appendonly", "yes", "--appendfsync", "always"]) { cluster in
             let alice = try await cluster.register("alice")
             let bob = try await cluster.register("bob")
@@ -78,7 +78,7 @@ struct RedisOutageTests {
 
     @Test("Redis SIGKILLed mid-traffic under appendfsync always: every acknowledged create survives, sockets stay, each event arrives once")
     func killedRedis() async throws {
-        let environment = ["ROOMCAST_REDIS_COMMAND_TIMEOUT_MS": "1000", "ROOMCAST_PRESENCE_TTL_MS": "3000"]
+        let environment = ["ROOMCAST_REDIS_COMMAND_TIMEOUT_MS": "1000", "ROOMCAST_PRESENCE_BACKSTOP_MS": "3000"]
         try await TwoNodeCluster.with(environment: environment, redisArguments: ["--appendonly", "yes", "--appendfsync", "always"]) { cluster in
             try await Self.killedRedisScenario(cluster)
         }

@@ -99,8 +99,9 @@ struct SocketLimitTests {
 
     @Test("over socket.max_per_user a CONNECT is limit_exceeded on any node; a closed or dead node's socket frees its place")
     func socketsPerUser() async throws {
-        // A short presence lifetime, so that a killed node's sockets stop counting quickly.
-        let environment = ["ROOMCAST_SOCKET_MAX_PER_USER": "2", "ROOMCAST_PRESENCE_TTL_MS": "3000"]
+        // A short node TTL, so that a killed node's sockets are reaped quickly (their own backstop
+        // expiry is an hour).
+        let environment = ["ROOMCAST_SOCKET_MAX_PER_USER": "2", "ROOMCAST_NODE_TTL_MS": "3000"]
         try await TwoNodeCluster.with(environment: environment) { cluster in try await Self.socketsPerUserScenario(cluster) }
     }
 
@@ -125,7 +126,8 @@ struct SocketLimitTests {
         // A socket that closes frees its place.
         _ = try await second.close()
         #expect(try await eventually(within: .seconds(30)) { try await connects(cluster, alice, to: cluster.node1) })
-        // A socket on a node that dies stops counting once its lifetime passes unrefreshed.
+        // A socket on a node that dies stops counting once its node's registry entry expired and
+        // the other node reaped it.
         let onNode2 = try await cluster.connect(alice, to: cluster.node2)
         let refused = try await refusalCode { try await cluster.connect(alice, to: cluster.node1) }
         #expect(refused == "limit_exceeded")

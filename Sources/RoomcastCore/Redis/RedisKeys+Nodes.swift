@@ -5,10 +5,16 @@ extension RedisKeys {
     /// `startedAt`, `sockets` (Socket.IO sockets connected to it), `updatedAt` (epoch ms); it
     /// expires (PEXPIRE) unless the node's heartbeat refreshes it.
     public static func node(_ id: NodeID) -> String { "node:{\(id)}" }
+    /// Set: the rooms where node `id` put presence members (written once per room while the node
+    /// holds it; stale entries are harmless): what the reaper visits when the node dies.
+    public static func nodeRooms(_ id: NodeID) -> String { "node:{\(id)}:rooms" }
+    /// Set: the users whose sockets node `id` counts in `user:{<userId>}:sockets`, likewise.
+    public static func nodeUsers(_ id: NodeID) -> String { "node:{\(id)}:users" }
     /// String: requests counted in the current window of one rate limit (`login:account:alice`,
     /// `login:address:127.0.0.1`, `rest:<userId>`); expires with the window.
     public static func rateLimit(_ scope: String) -> String { "ratelimit:{\(scope)}" }
     /// Sorted set: the ids of gateway nodes, scored by when they expire (epoch ms) unless they
-    /// heartbeat again; expired members are pruned when it is read or written.
+    /// heartbeat again; an expired id stays until a reaper emptied its node's index
+    /// (``nodeRooms(_:)``, ``nodeUsers(_:)``).
     public static let nodeRegistry = "nodes:{registry}"
 }

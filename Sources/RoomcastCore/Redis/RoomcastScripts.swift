@@ -34,9 +34,18 @@ public enum RoomcastScripts {
     public static let presenceLeave = presenceScript("presence_leave")
     /// `presence_refresh.lua`: a node's periodic keep-alive of its sockets' presence.
     public static let presenceRefresh = presenceScript("presence_refresh")
+    /// `presence_reap.lua`: a dead node's members leave a room, announced.
+    public static let presenceReap = presenceScript("presence_reap")
 
     /// `user_socket_open.lua`: count a new socket of a user, unless the user has too many.
     public static let userSocketOpen = script("user_socket_open")
+    /// `user_sockets_reap.lua`: a dead node's sockets stop counting for a user.
+    public static let userSocketsReap = script("user_sockets_reap")
+
+    /// `node_reap_claim.lua`: the next batch of a dead node's rooms and users, unless it is alive.
+    public static let nodeReapClaim = script("node_reap_claim")
+    /// `node_registry_drop.lua`: a reaped node leaves the registry unless it heartbeat meanwhile.
+    public static let nodeRegistryDrop = script("node_registry_drop")
 
     /// `reaction_toggle.lua`: add or remove the user's heart.
     public static let reactionToggle = elementScript("reaction_toggle")
@@ -67,6 +76,7 @@ public enum RoomcastScripts {
         roomCreate, roomRename, messageSend, elementCreate, elementUpdate, elementTransform, elementFront, elementDelete, roomClear,
         elementsSnapshot, presenceJoin, presenceLeave, presenceRefresh, reactionToggle, notificationCreate, notificationRead,
         notificationReadAll, pushTokenClaim, ownerRelease, pushJobFinish, roomReplay, userSocketOpen, userEventPublish, rateLimitHit,
+        presenceReap, userSocketsReap, nodeReapClaim, nodeRegistryDrop,
     ]
 
     private static func script(_ name: String) -> RedisScript {

@@ -1,11 +1,16 @@
 public import NIOCore
 public import RedisClient
 
-/// Who has a room open: one member per socket, kept alive by the node holding the socket and
-/// expiring on its own when that node dies.
+/// Who has a room open: one member per socket, `<userId>|<socketId>`, where a socket id starts
+/// with the id of the node holding it.
+///
+/// A member lives as long as its node: when the node's lease in the registry lapses, a reaper
+/// (``NodeReaper``) removes its members with ``reap(_:node:)``. Each member also carries its own
+/// expiry, a long backstop refreshed by its node, for members an index lost.
 public struct PresenceStore: Sendable {
     private let redis: any RedisClientProtocol
-    /// How long a member stays present without a refresh.
+    /// How long a member stays present without a refresh (the backstop; a dead node's members
+    /// go sooner, reaped).
     public var lifetime: Duration
     /// Room events kept per stream (presence changes are room events).
     public var eventsKept: Int
@@ -64,6 +69,17 @@ public struct PresenceStore: Sendable {
             throw RoomcastError(.internalError, "unexpected reply from presence_refresh")
         }
         return gone.compactMap(\.string)
+    }
+
+    /// Removes every member of node `node`'s sockets (a dead node) and announces who is left.
+    /// - Returns: the number of members removed.
+    @discardableResult
+    public func reap(_ room: RoomID, node: NodeID) async throws(RoomcastError) -> Int {
+        let reply = try await run(RoomcastScripts.presenceReap, room: room, [node.rawValue])
+        guard case .array(let parts) = reply, parts.count == 2, let removed = try? Int(redisReply: parts[1]) else {
+            throw RoomcastError(.internalError, "unexpected reply from presence_reap")
+        }
+        return removed
     }
 
     /// The users present in a room now.

@@ -2,8 +2,9 @@ public import RedisClient
 
 /// The sockets each user has connected, over every node, for `socket.max_per_user`.
 ///
-/// Like presence, each socket is a member that expires unless the node holding it refreshes it,
-/// so a crashed node's sockets stop counting within one lifetime.
+/// Like presence, each socket lives as long as its node: a dead node's sockets are removed by a
+/// reaper (``reap(_:node:)``, ``NodeReaper``); each also expires unless its node refreshes it,
+/// a long backstop.
 public struct UserSocketStore: Sendable {
     private let redis: any RedisClientProtocol
     /// How long a socket counts without a refresh.
@@ -76,19 +77,32 @@ public struct UserSocketStore: Sendable {
     }
 
     /// Keeps these sockets counted for another lifetime: one round trip for all of them.
-    /// Only sockets still there are extended, so one closed meanwhile does not come back.
-    public func refresh(_ sockets: [UserID: Set<String>]) async throws(RoomcastError) {
+    /// - Parameter restoring: add back sockets that are gone, too (the node was reaped while
+    ///   alive, or Redis lost them). Only for sockets the caller still holds; without it only
+    ///   sockets still there are extended, so one closed meanwhile does not come back.
+    public func refresh(_ sockets: [UserID: Set<String>], restoring: Bool = false) async throws(RoomcastError) {
         guard !sockets.isEmpty else { return }
         let expiry = Int(Timestamp.now().milliseconds) + lifetime.wholeMilliseconds
         var commands: [RedisCommand] = []
         commands.reserveCapacity(sockets.count * 2)
         for (user, userSockets) in sockets {
             let key = RedisKeys.userSockets(user)
-            commands.append(RedisCommand("ZADD", [key, "XX"] + userSockets.flatMap { [expiry, $0] as [any RedisArgument] }))
+            let mode: [any RedisArgument] = restoring ? [key] : [key, "XX"]
+            commands.append(RedisCommand("ZADD", mode + userSockets.flatMap { [expiry, $0] as [any RedisArgument] }))
             commands.append(RedisCommand("PEXPIREAT", key, expiry))
         }
         _ = try await mappingRedisErrors { () throws(RedisError) in
             try await redis.pipeline(commands)
+        }
+    }
+
+    /// Stops counting every socket of node `node` (a dead node) for `user`.
+    /// - Returns: the number of sockets removed.
+    @discardableResult
+    public func reap(_ user: UserID, node: NodeID) async throws(RoomcastError) -> Int {
+        try await mappingRedisErrors { () throws(RedisError) in
+            let reply = try await redis.evaluate(RoomcastScripts.userSocketsReap, keys: [RedisKeys.userSockets(user)], arguments: [node.rawValue])
+            return (try? Int(redisReply: reply)) ?? 0
         }
     }
 }

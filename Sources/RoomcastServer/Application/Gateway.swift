@@ -136,10 +136,12 @@ public struct Gateway: Sendable {
         let notifier = Notifier(notifications: notifications, logger: logger.with(label: "notifications"))
         let pushTokens = PushTokenStore(redis: redis, maxDevicesPerUser: settings.notifications.push.maxDevicesPerUser)
         let pushWorkers = try makePushWorkers(redis: redis, tokens: pushTokens)
+        let nodeID = NodeID.random()
+        let presenceStore = PresenceStore(redis: redis, lifetime: settings.presenceBackstop, eventsKept: settings.roomStreamLength)
+        let socketStore = UserSocketStore(redis: redis, lifetime: settings.presenceBackstop)
         let presence = PresenceKeeper(
-            store: PresenceStore(redis: redis, lifetime: settings.presenceLifetime, eventsKept: settings.roomStreamLength),
-            sockets: UserSocketStore(redis: redis, lifetime: settings.presenceLifetime),
-            interval: settings.presenceLifetime / 3,
+            store: presenceStore, sockets: socketStore, index: NodeIndex(redis: redis, node: nodeID, lifetime: settings.presenceBackstop),
+            interval: settings.presenceBackstop / 3,
             logger: logger.with(label: "presence")
         )
         let connectionsPerAddress = ConnectionsPerAddress(
@@ -148,12 +150,14 @@ public struct Gateway: Sendable {
                 ? .firstRequest({ head in RequestLimits.forwardedClient(head.headers["X-Forwarded-For"].last) }) : .peer
         )
         let heartbeat = NodeHeartbeat(
-            nodeID: NodeID.random(), registry: NodeRegistry(redis: redis), ttl: settings.nodeTTL,
+            nodeID: nodeID, registry: NodeRegistry(redis: redis), ttl: settings.nodeTTL,
             sockets: { presence.connectedSockets },
             onLiveNodes: { nodes in
                 // Their forwarded connections each stand for a client counted where it connected.
                 connectionsPerAddress.exempt(Set(nodes.compactMap { NodeAddressBook.socketAddress($0.address)?.ipAddress }))
             },
+            presence: presence,
+            reaper: NodeReaper(redis: redis, presence: presenceStore, sockets: socketStore),
             logger: logger.with(label: "node")
         )
         let socketServices = SocketServices(

@@ -34,7 +34,10 @@ extension GatewaySettings {
         public static let loginsPerAddress = "rate.logins_per_address"
         public static let mutationsPerUser = "rate.rest_mutations_per_user"
         public static let trustForwardedFor = "rate.trust_forwarded_for"
-        public static let presenceLifetime = "presence.ttl_ms"
+        public static let presenceBackstop = "presence.backstop_ms"
+        /// Replaced by `presence.backstop_ms` (issue #30): refused, so that a deployment tuning
+        /// how fast a crashed node's presence goes learns that `node.ttl_ms` does that now.
+        public static let retiredPresenceTTL = "presence.ttl_ms"
         public static let gapReadTimeout = "pubsub.gap_read_timeout_ms"
         public static let pingInterval = "engineio.ping_interval_ms"
         public static let pingTimeout = "engineio.ping_timeout_ms"
@@ -138,8 +141,14 @@ extension GatewaySettings {
             }
             corsOrigins = parsed
         }
-        if let milliseconds = try Self.integer(reader, Key.presenceLifetime, in: 300...3_600_000) {
-            presenceLifetime = .milliseconds(milliseconds)
+        if reader.string(forKey: Self.configKey(Key.retiredPresenceTTL)) != nil {
+            throw ConfigurationError(
+                key: Key.retiredPresenceTTL,
+                reason: "was replaced: a crashed node's presence now goes with its registry entry (node.ttl_ms); members' own expiry is presence.backstop_ms"
+            )
+        }
+        if let milliseconds = try Self.integer(reader, Key.presenceBackstop, in: 300...86_400_000) {
+            presenceBackstop = .milliseconds(milliseconds)
         }
         if let milliseconds = try Self.integer(reader, Key.pingInterval, in: 50...3_600_000) {
             socket.pingInterval = .milliseconds(milliseconds)

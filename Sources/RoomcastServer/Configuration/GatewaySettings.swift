@@ -48,9 +48,10 @@ public struct GatewaySettings: Sendable {
     var requestLimits = RequestLimits.Settings()
     /// Browser origins allowed to use long-polling and the REST API across origins.
     public var corsOrigins: CORSOrigins = .none
-    /// How long a socket counts as present in a room without its node refreshing it; nodes
-    /// refresh every third of it.
-    public var presenceLifetime: Duration = .seconds(30)
+    /// How long a socket's presence member (and its place in its user's socket count) lives
+    /// without its node refreshing it; nodes refresh every third of it. A backstop only: a
+    /// crashed node's members are reaped once its registry entry expires (``nodeTTL``).
+    public var presenceBackstop: Duration = .seconds(3_600)
     /// How long a node keeps trying to read back the room events its pub/sub link missed before
     /// it closes the room's sockets instead (their clients then recover by offset).
     public var gapReadTimeout: Duration = .seconds(30)

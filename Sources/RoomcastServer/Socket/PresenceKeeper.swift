@@ -4,22 +4,60 @@ import ServiceLifecycle
 import Synchronization
 
 /// Keeps this node's sockets present: in the rooms they joined, and in their user's count of
-/// connected sockets. It records them, and refreshes their Redis members before they expire. If
-/// the node dies, nobody refreshes them and they expire on their own, so rooms never show a
-/// crashed node's users as present for long, nor do its sockets hold up their users' limit.
+/// connected sockets.
+///
+/// Their Redis members live as long as this node's lease in the node registry: the node names
+/// every room and user where it put members in its index (``NodeIndex``, once per room or user,
+/// not per socket), and when the node dies the other nodes' reapers (``NodeReaper``) remove its
+/// members and announce it. So holding sockets costs Redis nothing per interval but the node's
+/// heartbeat. Each member also expires on its own after `presence.backstop_ms` unless refreshed
+/// here every third of it, for members an index lost; that refresh also puts back members Redis
+/// lost, and runs at once when the node learns its lease lapsed while it was alive (reapers may
+/// have taken its members).
 final class PresenceKeeper: Service, Sendable {
     private let store: PresenceStore
     private let sockets: UserSocketStore
+    private let index: NodeIndex
     private let interval: Duration
     private let logger: Logger
-    // Mutexes: sockets on every event loop come and go while the refresh loop reads.
-    private let members = Mutex<[RoomID: Set<String>]>([:])
-    private let connected = Mutex<[UserID: Set<String>]>([:])
+    // A mutex: sockets on every event loop come and go while the refresh reads.
+    private let state = Mutex<State>(State())
     private let socketCount = Atomic<Int>(0)
+    /// Leaves and closes sent to Redis and not answered yet.
+    private let removalsInFlight = Atomic<Int>(0)
 
-    init(store: PresenceStore, sockets: UserSocketStore, interval: Duration, logger: Logger) {
+    private struct State {
+        /// Presence members held, by room.
+        var members: [RoomID: Set<String>] = [:]
+        /// Sockets counted, by user.
+        var connected: [UserID: Set<String>] = [:]
+        /// Sockets being counted (their CONNECT's script under way), by user: their users stay
+        /// in the index.
+        var opening: [UserID: Int] = [:]
+        /// Rooms and users in this node's index (a superset of the held ones until pruned).
+        var indexedRooms: Set<RoomID> = []
+        var indexedUsers: Set<UserID> = []
+        /// Leaves and closes that failed (Redis away), retried after each heartbeat.
+        var failed: Set<Removal> = []
+        /// Restoring refreshes still to run after a lapsed lease (see ``afterHeartbeat(lapsed:)``).
+        var restoresDue = 0
+        /// A restoring refresh is running.
+        var restoreRunning = false
+    }
+
+    /// A member or counted socket to take out of Redis.
+    private struct Removal: Hashable {
+        /// The room of a presence member; nil for a socket count.
+        var room: RoomID?
+        var user: UserID
+        var socket: String
+    }
+
+    /// - Parameter interval: how often members are refreshed (a third of their backstop).
+    init(store: PresenceStore, sockets: UserSocketStore, index: NodeIndex, interval: Duration, logger: Logger) {
         self.store = store
         self.sockets = sockets
+        self.index = index
         self.interval = interval
         self.logger = logger
     }
@@ -29,10 +67,57 @@ final class PresenceKeeper: Service, Sendable {
     ///   it); nil, counting nothing, when the user does not exist.
     /// - Throws: `limit_exceeded` when the user has `limit` sockets connected already.
     func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> UserSocketStore.OpenedSocket? {
-        guard let opened = try await sockets.openConnected(socket, of: user, limit: limit) else { return nil }
-        connected.withLock { _ = $0[user, default: []].insert(socket) }
-        socketCount.add(1, ordering: .relaxed)
+        // Counted as opening meanwhile, so that the index pruning keeps its user.
+        let indexing = state.withLock { state in
+            state.opening[user, default: 0] += 1
+            return state.indexedUsers.insert(user).inserted
+        }
+        // The index entry goes out beside the count, not before it: a CONNECT stays one round trip.
+        async let indexed = indexIfNeeded(indexing, rooms: [], users: [user])
+        let opened: UserSocketStore.OpenedSocket?
+        do throws(RoomcastError) {
+            opened = try await sockets.openConnected(socket, of: user, limit: limit)
+        } catch {
+            await indexed
+            finishOpening(socket, of: user, counted: false)
+            throw error
+        }
+        await indexed
+        finishOpening(socket, of: user, counted: opened != nil)
+        if opened != nil { socketCount.add(1, ordering: .relaxed) }
         return opened
+    }
+
+    /// The CONNECT's script answered: the socket is held from now when Redis counted it.
+    private func finishOpening(_ socket: String, of user: UserID, counted: Bool) {
+        state.withLock { state in
+            state.opening[user, default: 1] -= 1
+            if state.opening[user] == 0 { state.opening[user] = nil }
+            if counted { state.connected[user, default: []].insert(socket) }
+        }
+    }
+
+    /// Adds a room or user to the index when `needed`; a failure is logged and leaves it to be
+    /// added by the next join, socket or refresh (meanwhile a crash of this node leaves its
+    /// member there to the backstop expiry).
+    private func indexIfNeeded(_ needed: Bool, rooms: [RoomID], users: [UserID]) async {
+        guard needed else { return }
+        do {
+            try await index.add(rooms: rooms, users: users)
+        } catch {
+            logger.warning("node index write failed", metadata: ["error": "\(error)"])
+            state.withLock { state in
+                state.indexedRooms.subtract(rooms)
+                state.indexedUsers.subtract(users)
+            }
+        }
+    }
+
+    private func forget(_ socket: String, of user: UserID) {
+        state.withLock { state in
+            state.connected[user]?.remove(socket)
+            if state.connected[user]?.isEmpty == true { state.connected[user] = nil }
+        }
     }
 
     /// Sockets connected to this node now (opened and not closed), for the node registry.
@@ -41,36 +126,96 @@ final class PresenceKeeper: Service, Sendable {
     /// A counted socket closed.
     func close(_ socket: String, of user: UserID) async {
         socketCount.subtract(1, ordering: .relaxed)
-        connected.withLock { connected in
-            connected[user]?.remove(socket)
-            if connected[user]?.isEmpty == true { connected[user] = nil }
-        }
-        do {
-            try await sockets.close(socket, of: user)
-        } catch {
-            logger.debug("socket count release failed", metadata: ["user": "\(user)", "error": "\(error)"])
-        }
+        forget(socket, of: user)
+        await remove(Removal(room: nil, user: user, socket: socket))
     }
 
     /// A socket opened a room: present from now, unseen counts reset.
     func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> PresenceStore.Joined {
         let member = PresenceStore.member(user: user, socket: socket)
-        members.withLock { _ = $0[room, default: []].insert(member) }
-        return try await store.join(room, user: user, socket: socket)
+        let indexing = state.withLock { state in
+            state.members[room, default: []].insert(member)
+            // A leave of the same socket that failed earlier must not undo this join.
+            state.failed.remove(Removal(room: room, user: user, socket: socket))
+            return state.indexedRooms.insert(room).inserted
+        }
+        // Beside the join, not before it: a join stays one round trip.
+        async let indexed = indexIfNeeded(indexing, rooms: [room], users: [])
+        let joined = try await store.join(room, user: user, socket: socket)
+        await indexed
+        return joined
     }
 
     /// A socket left a room or disconnected.
     func leave(_ room: RoomID, user: UserID, socket: String) async {
         let member = PresenceStore.member(user: user, socket: socket)
-        members.withLock { members in
-            members[room]?.remove(member)
-            if members[room]?.isEmpty == true { members[room] = nil }
+        state.withLock { state in
+            state.members[room]?.remove(member)
+            if state.members[room]?.isEmpty == true { state.members[room] = nil }
         }
-        do {
-            try await store.leave(room, user: user, socket: socket)
+        await remove(Removal(room: room, user: user, socket: socket))
+    }
+
+    /// Takes a member or socket count out of Redis; one that fails is retried after the next
+    /// heartbeat, as the member would otherwise stay until its backstop expiry.
+    private func remove(_ removal: Removal) async {
+        removalsInFlight.add(1, ordering: .relaxed)
+        defer { removalsInFlight.subtract(1, ordering: .relaxed) }
+        do throws(RoomcastError) {
+            if let room = removal.room {
+                try await store.leave(room, user: removal.user, socket: removal.socket)
+            } else {
+                try await sockets.close(removal.socket, of: removal.user)
+            }
         } catch {
-            // The member expires by itself within its lifetime.
-            logger.debug("presence leave failed", metadata: ["room": "\(room)", "error": "\(error)"])
+            logger.debug(
+                "presence removal failed, retried after the next heartbeat",
+                metadata: ["room": "\(removal.room.map(\.rawValue) ?? "-")", "user": "\(removal.user)", "error": "\(error)"]
+            )
+            state.withLock { _ = $0.failed.insert(removal) }
+        }
+    }
+
+    /// Whether nothing this node put in Redis is left there: no member or socket held, no
+    /// removal pending or failed. On a graceful shutdown the node's index then goes with it.
+    var holdsNothing: Bool {
+        let empty = state.withLock { $0.members.isEmpty && $0.connected.isEmpty && $0.opening.isEmpty && $0.failed.isEmpty }
+        return empty && removalsInFlight.load(ordering: .relaxed) == 0
+    }
+
+    /// Run after each heartbeat of this node: retries failed removals and, when the heartbeat
+    /// found the node's lease lapsed (reapers may have taken its members while it was alive),
+    /// puts back every member and socket it holds, and its index. It does so again after the
+    /// next heartbeat too, in case a reaper's batch taken before this one's was still running.
+    ///
+    /// The restore runs in a task of its own, one at a time: O(rooms) round trips must not hold
+    /// up the next heartbeat, or a big node would let its lease lapse again.
+    func afterHeartbeat(lapsed: Bool) async {
+        let (retries, restoring) = state.withLock { state in
+            if lapsed { state.restoresDue = 2 }
+            let retries = state.failed
+            state.failed.removeAll()
+            let restoring = state.restoresDue > 0 && !state.restoreRunning
+            if restoring {
+                state.restoresDue -= 1
+                state.restoreRunning = true
+            }
+            return (retries, restoring)
+        }
+        for removal in retries {
+            // A socket that joined again meanwhile stays.
+            let held = state.withLock { state in
+                removal.room.map { state.members[$0]?.contains(PresenceStore.member(user: removal.user, socket: removal.socket)) == true }
+                    ?? (state.connected[removal.user]?.contains(removal.socket) == true)
+            }
+            if !held { await remove(removal) }
+        }
+        if restoring {
+            logger.notice("node lease lapsed while alive: putting back its presence")
+            Task {
+                await self.refresh(restoring: true)
+                self.state.withLock { $0.restoreRunning = false }
+            }
         }
     }
 
@@ -80,32 +225,81 @@ final class PresenceKeeper: Service, Sendable {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 guard (try? await Task.sleep(for: self.interval)) != nil else { return }
-                await self.refresh()
+                await self.refresh(restoring: false)
             }
         }
     }
 
-    private func refresh() async {
+    /// Extends every member and socket held for another backstop lifetime, puts back members
+    /// Redis lost, and keeps the index current (prunes rooms and users no longer held, adds back
+    /// the held ones, extends both sets).
+    /// - Parameter restoring: put back sockets' counts too (the node was reaped while alive).
+    private func refresh(restoring: Bool) async {
+        await refreshIndex()
+        let counted = state.withLock { $0.connected }
         do {
-            try await sockets.refresh(connected.withLock { $0 })
+            try await sockets.refresh(counted, restoring: restoring)
+            if restoring {
+                // Sockets that closed while their count was put back are taken out again.
+                let current = state.withLock { $0.connected }
+                for (user, userSockets) in counted {
+                    for socket in userSockets.subtracting(current[user] ?? []) {
+                        try await sockets.close(socket, of: user)
+                    }
+                }
+            }
         } catch {
             logger.warning("socket count refresh failed", metadata: ["error": "\(error)"])
         }
-        let snapshot = members.withLock { $0 }
+        let snapshot = state.withLock { $0.members }
         for (room, roomMembers) in snapshot {
             do {
                 let gone = try await store.refresh(room, members: Array(roomMembers))
                 guard !gone.isEmpty else { continue }
                 // Gone from Redis but still held here (Redis lost or expired them while it was
-                // away): add them back. Ones that left meanwhile are no longer in `members`.
-                let held = members.withLock { Set(gone).intersection($0[room] ?? []) }
+                // away, or a reaper took them): add them back. Ones that left meanwhile are no
+                // longer held.
+                let held = state.withLock { Set(gone).intersection($0.members[room] ?? []) }
                 if !held.isEmpty {
                     logger.notice("presence restored", metadata: ["room": "\(room)", "sockets": "\(held.count)"])
                     try await store.refresh(room, members: Array(held), restoring: true)
+                    // One that left while it was put back goes again.
+                    let left = state.withLock { held.subtracting($0.members[room] ?? []) }
+                    for member in left {
+                        let parts = member.split(separator: "|", maxSplits: 1)
+                        guard parts.count == 2, let user = UserID(String(parts[0])) else { continue }
+                        try await store.leave(room, user: user, socket: String(parts[1]))
+                    }
                 }
             } catch {
                 logger.warning("presence refresh failed", metadata: ["room": "\(room)", "error": "\(error)"])
             }
+        }
+    }
+
+    /// Prunes the index of rooms and users no longer held, then writes back every held one
+    /// (a lapsed node's index was popped by reapers) and extends both sets.
+    private func refreshIndex() async {
+        let stale = state.withLock { state in
+            let pendingRooms = Set(state.failed.compactMap(\.room))
+            let pendingUsers = Set(state.failed.filter { $0.room == nil }.map(\.user))
+            let rooms = state.indexedRooms.subtracting(state.members.keys).subtracting(pendingRooms)
+            let users = state.indexedUsers.subtracting(state.connected.keys).subtracting(pendingUsers).subtracting(state.opening.keys)
+            state.indexedRooms.subtract(rooms)
+            state.indexedUsers.subtract(users)
+            // Held ones whose index write failed are written with the rest.
+            state.indexedRooms.formUnion(state.members.keys)
+            state.indexedUsers.formUnion(state.connected.keys)
+            return (rooms: rooms, users: users)
+        }
+        do {
+            try await index.remove(rooms: stale.rooms, users: stale.users)
+            // Read after the removal: a room joined again meanwhile is written back here even if
+            // its own addition reached Redis before the removal.
+            let (rooms, users) = state.withLock { ($0.indexedRooms, $0.indexedUsers) }
+            try await index.add(rooms: rooms, users: users)
+        } catch {
+            logger.warning("node index refresh failed", metadata: ["error": "\(error)"])
         }
     }
 }
