@@ -133,9 +133,19 @@ struct RedisClusterSubscriberTests {
                 try await cluster.reshard(fromPort: cluster.ports[0], toPort: cluster.ports[2], slots: 5461)
                 // The old master, now a replica, serves SPUBLISH for its former slots itself rather
                 // than answering MOVED, until the publisher's periodic map refresh; it passes the
-                // message on to its shard but counts only its own subscribers (0).
+                // message on to its shard but counts only its own subscribers (0). A publish in
+                // flight on a connection the role change closes fails with `connectionClosed`:
+                // the client cannot know whether Redis ran it, so it does not send a command that
+                // is not idempotent again (the gateway answers `unavailable`); this test does.
+                // (Issue #29 item 1: this test failed on a loaded machine by not expecting that.)
                 for channel in Self.channels {
-                    #expect(try await eventually(within: .seconds(30)) { try await publisher.send("SPUBLISH", channel, "drained") == .integer(1) })
+                    #expect(try await eventually(within: .seconds(30)) {
+                        do {
+                            return try await publisher.send("SPUBLISH", channel, "drained") == .integer(1)
+                        } catch let error as RedisError where error.code == .connectionClosed {
+                            return false
+                        }
+                    })
                 }
                 var received: Set<String> = []
                 while received.count < Self.channels.count {
