@@ -552,21 +552,10 @@ struct LiveRoomTests {
         // a 4 s node TTL, beaten every 1.3 s, so that a loaded machine may stall a node for over
         // two seconds without its lease lapsing, which the quiet window below would report.
         try await TwoNodeCluster.with(environment: ["ROOMCAST_NODE_TTL_MS": "4000"]) { cluster in
-            let alice = try await cluster.register("alice")
-            let bob = try await cluster.register("bob")
-            let room = try await cluster.createRoom(by: alice, with: [bob])
-            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
-            let bobSocket = try await cluster.connect(bob, to: cluster.node2)
-            _ = try await Self.join(aliceSocket, room)
-            try await Self.expectPresence(aliceSocket, room, [alice])
-            _ = try await Self.join(bobSocket, room)
-            try await Self.expectPresence(aliceSocket, room, [alice, bob])
+            let (alice, bob, room, aliceSocket, bobSocket, node2) = try await Self.presentOnBothNodes(cluster)
             // Heartbeats keep both present well past one node TTL.
             try await aliceSocket.expectNoEvent("room:presence", within: .milliseconds(6_000))
             // Node 2 indexed where it put members: the room, and Bob for his socket count.
-            let node2 = try #require(try await cluster.withRedis { redis in
-                try await NodeRegistry(redis: redis).liveNodes().first { $0.address.hasSuffix(":\(cluster.node2.port)") }?.id
-            })
             let index = try await cluster.withRedis { redis in try await NodeIndex(redis: redis, node: node2, lifetime: .seconds(1)).entries() }
             #expect(index.rooms.map(\.rawValue) == [room])
             #expect(index.users.map(\.rawValue) == [bob.id])
@@ -597,18 +586,7 @@ struct LiveRoomTests {
     @Test("a node whose lease lapsed while it was alive (reaped by another node) puts back its sockets' presence, counts and index")
     func reapedWhileAliveRestores() async throws {
         try await TwoNodeCluster.with(environment: ["ROOMCAST_NODE_TTL_MS": "3000"]) { cluster in
-            let alice = try await cluster.register("alice")
-            let bob = try await cluster.register("bob")
-            let room = try await cluster.createRoom(by: alice, with: [bob])
-            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
-            let bobSocket = try await cluster.connect(bob, to: cluster.node2)
-            _ = try await Self.join(aliceSocket, room)
-            try await Self.expectPresence(aliceSocket, room, [alice])
-            _ = try await Self.join(bobSocket, room)
-            try await Self.expectPresence(aliceSocket, room, [alice, bob])
-            let node2 = try #require(try await cluster.withRedis { redis in
-                try await NodeRegistry(redis: redis).liveNodes().first { $0.address.hasSuffix(":\(cluster.node2.port)") }?.id
-            })
+            let (alice, bob, room, aliceSocket, bobSocket, node2) = try await Self.presentOnBothNodes(cluster)
             let bobID = try #require(UserID(bob.id))
             // Node 2 "paused" past its TTL: its hash goes, and a reaper takes its members. Until one
             // reap finds the hash gone before node 2 beats again (each beat writes it back).
@@ -633,6 +611,26 @@ struct LiveRoomTests {
             })
             _ = bobSocket
         }
+    }
+
+    /// Alice on node 1 and Bob on node 2 in one room, each seen present by Alice's socket; and
+    /// node 2's id in the registry.
+    private static func presentOnBothNodes(
+        _ cluster: TwoNodeCluster
+    ) async throws -> (alice: TestUser, bob: TestUser, room: String, aliceSocket: SocketIOTestClient, bobSocket: SocketIOTestClient, node2: NodeID) {
+        let alice = try await cluster.register("alice")
+        let bob = try await cluster.register("bob")
+        let room = try await cluster.createRoom(by: alice, with: [bob])
+        let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+        let bobSocket = try await cluster.connect(bob, to: cluster.node2)
+        _ = try await join(aliceSocket, room)
+        try await expectPresence(aliceSocket, room, [alice])
+        _ = try await join(bobSocket, room)
+        try await expectPresence(aliceSocket, room, [alice, bob])
+        let node2 = try #require(try await cluster.withRedis { redis in
+            try await NodeRegistry(redis: redis).liveNodes().first { $0.address.hasSuffix(":\(cluster.node2.port)") }?.id
+        })
+        return (alice, bob, room, aliceSocket, bobSocket, node2)
     }
 }
 

@@ -220,6 +220,18 @@ class RedisCluster:
             server.destroy()
 
 
+def wait_until(condition, what, patience):
+    """Returns once `condition()` holds; fails after `patience` seconds with `what` (a string, or
+    a callable giving one then). Waits on the condition, not on a time: a met condition returns
+    at once, and the bound only catches what never happens."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {patience} s: {what() if callable(what) else what}")
+
+
 def redis_cli(*arguments, check=True, timeout=60):
     """Runs redis-cli and returns what it printed; a non-zero exit fails unless `check` is off."""
     executable = os.environ.get("REDIS_CLI") or shutil.which("redis-cli") or "/usr/bin/redis-cli"

@@ -28,6 +28,8 @@ import uuid
 
 import pytest
 
+import roomcast_e2e
+
 from roomcast_e2e import Api, GatewayNode, RedisCluster, SocketClient, offset_key, redis_cli, tail
 
 pytestmark = pytest.mark.skipif(os.environ.get("ROOMCAST_TEST_REDIS") == "cluster",
@@ -49,12 +51,7 @@ NODE_SETTINGS = {
 
 
 def wait_until(condition, what, patience=PATIENCE):
-    deadline = time.monotonic() + patience
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"not within {patience} s: {what() if callable(what) else what}")
+    roomcast_e2e.wait_until(condition, what, patience)
 
 
 def cli(port, *arguments, check=True):

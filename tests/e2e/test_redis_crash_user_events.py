@@ -8,10 +8,11 @@ makes that window certain: Redis comes back refusing SSUBSCRIBE (an ACL) while c
 elements are created, then SSUBSCRIBE is allowed again and the subscribers reconnect."""
 
 import threading
-import time
 
 import pytest
 import requests
+
+import roomcast_e2e
 
 from roomcast_e2e import Api, GatewayNode, RedisServer, ack_data, redis_cli
 
@@ -35,12 +36,7 @@ def crashable(roomcast_binary):
 
 
 def wait_until(condition, what):
-    deadline = time.monotonic() + PATIENCE
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"not within {PATIENCE} s: {what}")
+    roomcast_e2e.wait_until(condition, what, PATIENCE)
 
 
 def ready(node):
