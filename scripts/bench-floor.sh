@@ -19,6 +19,9 @@
 #   FLOOR_SYSTEMS="floor roomcast" scripts/bench.sh floor     # a subset
 #   FLOOR_PERF=20 scripts/bench.sh floor    # also perf record an idle Roomcast node for 20 s,
 #                                           # after its measured window (needs linux-perf)
+#   FLOOR_PERF_CHAT=10 scripts/bench.sh floor   # also perf record Redis and one Roomcast node
+#                                           # for 10 s in the middle of the fastest chat (the
+#                                           # profile changes that run's CPU figures a little)
 #
 # Builds once and caches under $BENCH (/tmp/bench): sioload (Debian's Go + gorilla/websocket,
 # GOPATH mode), uws_floor (from git mirrors of uNetworking/uWebSockets and uSockets under
@@ -48,6 +51,7 @@ chat_seconds="${FLOOR_CHAT_SECONDS:-15}"
 chat_rate="${FLOOR_CHAT_RATE:-80}"          # messages/s over 10 publishers; x100 members = deliveries/s
 slope_rates="${FLOOR_SLOPE_RATES:-40 200}"  # messages/s: Redis CPU per message = slope between these
 perf_seconds="${FLOOR_PERF:-0}"
+perf_chat_seconds="${FLOOR_PERF_CHAT:-0}"
 idle_conns=10000 idle_rooms=1000 idle_members=10
 connect_conns=10000 connect_inflight=100
 chat_conns=1000 chat_rooms=10 chat_members=100 chat_publishers=10
@@ -60,7 +64,7 @@ command -v go >/dev/null 2>&1 || missing+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/gorilla/websocket ] || missing+=(golang-github-gorilla-websocket-dev)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
-if [ "$perf_seconds" != 0 ] && ! command -v perf >/dev/null 2>&1; then missing+=(linux-perf); fi
+if [ "$perf_seconds$perf_chat_seconds" != 00 ] && ! command -v perf >/dev/null 2>&1; then missing+=(linux-perf); fi
 scripts/apt-install.sh bench-floor ${missing[@]+"${missing[@]}"}
 
 . scripts/bench-lib.sh
@@ -221,6 +225,21 @@ measure_connect() {
     put "$system.connect.load" "$(load)"
 }
 
+# perf record -g of Redis and of node 0 at once, for FLOOR_PERF_CHAT s; reports beside the JSON.
+perf_chat() {
+    local rate="$1" who pid
+    for who in redis node; do
+        pid="$redis_pid"; [ "$who" = node ] && pid="${node_pids[0]}"
+        perf record -F 999 -g -p "$pid" -o "$results/roomcast-chat-$rate-$who.perf.data" -- sleep "$perf_chat_seconds" \
+            >"$results/perf-chat-$who.log" 2>&1 &
+    done
+    wait
+    for who in redis node; do
+        perf report -i "$results/roomcast-chat-$rate-$who.perf.data" --no-children --percent-limit 1 --stdio -g none \
+            > "$results/roomcast-chat-$rate-$who.perf.txt" 2>/dev/null || true
+    done
+}
+
 measure_chat() {
     local system="$1" rate="$2" rooms=$chat_rooms users=()
     [ "$room_flag" = -members ] && rooms=$chat_members
@@ -228,6 +247,10 @@ measure_chat() {
     say "$system chat: $rate messages/s into rooms of $chat_members, ${chat_seconds}s"
     quiet "$system.chat-$rate"
     [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" config resetstat >/dev/null
+    if [ "$system" = roomcast ] && [ "$perf_chat_seconds" != 0 ] && [ "$rate" = "${slope_rates##* }" ]; then
+        # After the joins and a few seconds of load: the steady state of the fastest rate.
+        (sleep $((chat_seconds / 2)); perf_chat "$rate") &
+    fi
     run_sioload "$system-chat-$rate" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$chat_conns" \
         "$room_flag" "$rooms" -publishers "$chat_publishers" \
         -rate "$(calc "$rate / $chat_publishers")" -duration "${chat_seconds}s" -drain 30s -settle 2s \
