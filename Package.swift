@@ -249,6 +249,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// Redis's CPU per room operation through the stores (scripts/bench-redis.sh scripts).
+        .executableTarget(
+            name: "RedisScriptsBenchmark",
+            dependencies: ["RedisClient", "RoomcastCore"],
+            path: "Benchmarks/RedisScriptsBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "roomcast-bench",
             dependencies: [
