@@ -23,12 +23,6 @@ local function present_users(now)
     return users
 end
 
--- Whether `user` was present at the last announcement (the room hash's `presence` list).
-local function is_present(user)
-    local list = redis.call('HGET', KEYS[1], 'presence')
-    return list ~= false and string.find(list, '"' .. user .. '"', 1, true) ~= nil
-end
-
 -- Unseen chat messages are `messageSeq` minus the user's read position, and 0 while the user is
 -- present: so a message costs the same whatever the room's size. A user's read position is set
 -- to the room's sequence when they join (presence_join.lua) and when their last socket leaves or

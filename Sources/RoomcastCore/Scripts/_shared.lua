@@ -38,15 +38,12 @@ local function next_z()
     return redis.call('HINCRBY', KEYS[1], 'zCounter', 1)
 end
 
-local function is_top(id)
-    local top = redis.call('ZREVRANGE', KEYS[3], 0, 0)
-    return top[1] == id
-end
-
--- Puts an element on top unless it already is; returns its zIndex and whether it moved.
+-- Puts an element on top unless it already is; returns its zIndex and whether it moved. The
+-- top and its score in one call: a drag moves the element on top again and again.
 local function bring_to_front(id)
-    if is_top(id) then
-        return tonumber(redis.call('ZSCORE', KEYS[3], id)), false
+    local top = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    if top[1] == id then
+        return tonumber(top[2]), false
     end
     local z = next_z()
     redis.call('ZADD', KEYS[3], z, id)

@@ -32,9 +32,10 @@ if #redis.call('ZRANGE', KEYS[3], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, 1) > 0
 end
 redis.call('HINCRBY', KEYS[1], 'messageSeq', 1)
 -- A sender away from the room has seen their own message: their read position moves with it.
-if not is_present(ARGV[5]) then
-    redis.call('HINCRBY', KEYS[6], ARGV[5], 1)
-end
+-- A present sender's position is moved too, which changes nothing: it counts only once they
+-- leave, and leaving sets it to the room's sequence (close_reads). Not asking whether the sender
+-- is present spares reading the room's whole presence list on every message.
+redis.call('HINCRBY', KEYS[6], ARGV[5], 1)
 redis.call('XADD', KEYS[7], 'MAXLEN', ARGV[10], '*',
     'id', ARGV[6], 'userId', ARGV[5], 'text', ARGV[7], 'createdAt', ARGV[1])
 local offset = emit_frame_to(KEYS[4], KEYS[5], ARGV[3], ARGV[8], ARGV[9])
