@@ -1,6 +1,6 @@
 import NIOCore
 import RedisClient
-import RoomcastCore
+@testable import RoomcastCore
 import RoomcastTestSupport
 import Testing
 
@@ -34,6 +34,15 @@ struct MessageStoreTests {
     static func lastEvent(_ redis: any RedisClientProtocol, _ room: RoomID) async throws -> StreamEntry {
         let reply = try await redis.send("XREVRANGE", RedisKeys.roomStream(room), "+", "-", "COUNT", 1)
         return try #require(try StreamEntry.entries(reply).first)
+    }
+
+    @Test("message:new's payload, spliced around the message encoded once, is what its Encodable type encodes to")
+    func newMessagePayloadIsTheEncodedPayload() throws {
+        let sender = User(id: .random(), username: "ana", displayName: #"Ana "the" \ Ñ"#, createdAt: .now())
+        let room = RoomID.random()
+        let message = Message(id: .random(), roomId: room, userId: sender.id, text: "line\none \u{1F600} \"quoted\" </script>", createdAt: .now(), user: sender)
+        let spliced = MessageStore.newMessagePayload(try JSONCoding.encode(message), in: room)
+        #expect(String(buffer: spliced) == String(buffer: try JSONCoding.encode(MessageNewPayload(roomId: room, message: message))))
     }
 
     @Test("send stores the message, appends the event and publishes '<offset> <frame>' on the room channel")

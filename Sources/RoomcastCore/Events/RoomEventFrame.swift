@@ -21,10 +21,18 @@ public struct RoomEventFrame: Sendable {
     /// Encodes `payload` as an event of any name (``ServerEvent`` names the server's own): its
     /// name is escaped as JSON.
     public init(event name: String, payload: some Encodable) throws {
-        var object = try JSONCoding.encode(payload)
+        try self.init(event: name, object: try JSONCoding.encode(payload))
+    }
+
+    /// A frame around a payload already encoded as a JSON object (`{...}`), for a payload spliced
+    /// from parts that are encoded once for several uses.
+    public init(event name: String, object: ByteBuffer) throws {
+        var object = object
         // `{...}` becomes `{...,"offset":"` — the object is reopened to append one more field.
         guard object.readableBytes >= 2, object.getInteger(at: object.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "}") else {
-            throw EncodingError.invalidValue(payload, .init(codingPath: [], debugDescription: "a room event payload must be a JSON object"))
+            throw EncodingError.invalidValue(
+                String(buffer: object), .init(codingPath: [], debugDescription: "a room event payload must be a JSON object")
+            )
         }
         object.moveWriterIndex(to: object.writerIndex - 1)
         if object.readableBytes > 1 { object.writeStaticString(",") }

@@ -1,4 +1,4 @@
-import NIOCore
+public import NIOCore
 public import RedisClient
 
 /// Chat messages: stored in the room's message stream and broadcast as `message:new`.
@@ -25,17 +25,45 @@ public struct MessageStore: Sendable {
     public func send(
         _ text: String, from sender: User, to roomId: RoomID, requestId: RequestID? = nil
     ) async throws(RoomcastError) -> (message: Message, offset: String) {
+        let sent = try await store(text, from: sender, to: roomId, requestId: requestId)
+        guard sent.isReplay else { return (sent.message, sent.offset) }
+        guard let original = try? JSONCoding.decode(Message.self, from: sent.json) else {
+            throw RoomcastError(.internalError, "unreadable recorded message")
+        }
+        return (original, sent.offset)
+    }
+
+    /// ``send(_:from:to:requestId:)`` answering the message as client JSON: the bytes encoded
+    /// once for the room's event and a retry's record (a socket's ack splices them).
+    public func sendJSON(
+        _ text: String, from sender: User, to roomId: RoomID, requestId: RequestID? = nil
+    ) async throws(RoomcastError) -> (message: ByteBuffer, offset: String) {
+        let sent = try await store(text, from: sender, to: roomId, requestId: requestId)
+        return (sent.json, sent.offset)
+    }
+
+    /// A stored message: the one sent now, or the first one sent with the same request id.
+    private struct Stored {
+        var message: Message
+        var json: ByteBuffer
+        var offset: String
+        /// `json` is the message first sent with the request id, not `message`.
+        var isReplay: Bool
+    }
+
+    private func store(_ text: String, from sender: User, to roomId: RoomID, requestId: RequestID?) async throws(RoomcastError) -> Stored {
         guard !text.isEmpty, text.utf8.count <= maxTextLength else {
             throw RoomcastError(.invalidPayload, "text must be 1-\(maxTextLength) bytes of UTF-8")
         }
         let message = Message(
             id: .random(), roomId: roomId, userId: sender.id, text: text, createdAt: .now(), user: sender
         )
+        // The message is encoded once: for the event, the retry's record and the answer.
+        let messageJSON: ByteBuffer
         let frame: RoomEventFrame
-        let messageJSON: String
         do {
-            frame = try RoomEventFrame(event: .messageNew, payload: MessageNewPayload(roomId: roomId, message: message))
-            messageJSON = String(buffer: try JSONCoding.encode(message))
+            messageJSON = try JSONCoding.encode(message)
+            frame = try RoomEventFrame(event: ServerEvent.messageNew.rawValue, object: Self.newMessagePayload(messageJSON, in: roomId))
         } catch {
             throw RoomcastError(.internalError, "could not encode the message")
         }
@@ -61,11 +89,21 @@ public struct MessageStore: Sendable {
         guard case .array(let parts) = outcome.reply, parts.count == 2, let offset = parts[0].string, case .bulk(let stored) = parts[1] else {
             throw RoomcastError(.internalError, "unexpected reply from message_send")
         }
-        guard outcome.isReplay else { return (message, offset) }
-        guard let original = try? JSONCoding.decode(Message.self, from: stored) else {
-            throw RoomcastError(.internalError, "unreadable recorded message")
-        }
-        return (original, offset)
+        return Stored(message: message, json: outcome.isReplay ? stored : messageJSON, offset: offset, isReplay: outcome.isReplay)
+    }
+
+    /// `{"message":<message JSON>,"roomId":"<id>"}`: what ``MessageNewPayload`` encodes to, keys
+    /// sorted as ``JSONCoding`` sorts them, around the message's bytes encoded once. A room id is
+    /// an identifier: nothing in it to escape.
+    static func newMessagePayload(_ message: ByteBuffer, in roomId: RoomID) -> ByteBuffer {
+        var payload = ByteBuffer()
+        payload.reserveCapacity(message.readableBytes + roomId.rawValue.utf8.count + 24)
+        payload.writeStaticString(#"{"message":"#)
+        payload.writeImmutableBuffer(message)
+        payload.writeStaticString(#","roomId":""#)
+        payload.writeString(roomId.rawValue)
+        payload.writeStaticString(#""}"#)
+        return payload
     }
 }
 

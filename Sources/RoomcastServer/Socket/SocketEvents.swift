@@ -1,3 +1,4 @@
+import NIOCore
 import RoomcastCore
 import SocketIOServer
 
@@ -30,7 +31,6 @@ enum SocketEvents {
         var text: String
         var requestId: RequestID?
     }
-    struct MessageResult: Encodable, Sendable { var message: Message }
     /// `{token}`: a new token for the socket's own user, before the one it has expires.
     struct RefreshRequest: Decodable, Sendable { var token: String }
 
@@ -44,12 +44,17 @@ enum SocketEvents {
             await state.leave(request.roomId)
             return RoomResult(roomId: request.roomId)
         }
-        router.on("message:send", MessageRequest.self) { state, request in
-            let sent = try await state.services.messages.send(
+        // `{message}`, spliced around the message's bytes as they were encoded for its event.
+        router.on("message:send", MessageRequest.self, json: { state, request in
+            let sent = try await state.services.messages.sendJSON(
                 request.text, from: state.connectedUser, to: request.roomId, requestId: request.requestId
             )
-            return MessageResult(message: sent.message)
-        }
+            var result = ByteBuffer(string: #"{"message":"#)
+            result.reserveCapacity(minimumWritableBytes: sent.message.readableBytes + 1)
+            result.writeImmutableBuffer(sent.message)
+            result.writeStaticString("}")
+            return result
+        })
         // The new token's expiry replaces the old one, whether later or sooner: the socket keeps
         // its rooms. Only the same user: a socket's identity never changes.
         router.on("auth:refresh", RefreshRequest.self) { state, request in
