@@ -1,5 +1,5 @@
 /// ASCII hexadecimal digits, used by `\uXXXX` escapes in both directions (and by the
-/// gateway's percent-decoding of query strings).
+/// gateway's percent-decoding of query strings and its random identifiers).
 public enum HexDigit {
     /// The digit's value; nil for any other byte.
     public static func value(of byte: UInt8) -> UInt8? {
@@ -12,7 +12,7 @@ public enum HexDigit {
     }
 
     /// Lowercase, matching what `JSON.stringify` emits for control characters.
-    static func ascii(_ nibble: UInt8) -> UInt8 {
+    public static func ascii(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
     }
 }

@@ -52,6 +52,10 @@ struct IdentifierTests {
             #expect(MessageID(id.rawValue) == id)
             #expect(id.rawValue.count == 32)
             #expect(id.rawValue.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+            // A version 4 UUID's digits: its version, and its variant (10xx).
+            let digits = Array(id.rawValue)
+            #expect(digits[12] == "4")
+            #expect("89ab".contains(digits[16]))
             seen.insert(id.rawValue)
         }
         #expect(seen.count == 1000)

@@ -1,4 +1,5 @@
 import Foundation
+import SocketIO
 
 /// A typed identifier: a `UserID` cannot be passed where a `RoomID` is expected.
 ///
@@ -16,7 +17,18 @@ public struct Identifier<Kind>: Hashable, Sendable, Codable, CustomStringConvert
 
     /// A new random identifier (a lowercase UUID without dashes: 32 hex characters).
     public static func random() -> Self {
-        Self(unchecked: UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))
+        // Written digit by digit: `uuidString`, lowercased and without its dashes, went through
+        // NSString three times for every message and element.
+        let text = withUnsafeBytes(of: UUID().uuid) { bytes in
+            String(unsafeUninitializedCapacity: 2 * bytes.count) { digits in
+                for (index, byte) in bytes.enumerated() {
+                    digits[2 * index] = HexDigit.ascii(byte >> 4)
+                    digits[2 * index + 1] = HexDigit.ascii(byte & 0x0f)
+                }
+                return 2 * bytes.count
+            }
+        }
+        return Self(unchecked: text)
     }
 
     init(unchecked text: String) {
