@@ -22,6 +22,11 @@
 #   FLOOR_PERF_CHAT=10 scripts/bench.sh floor   # also perf record Redis and one Roomcast node
 #                                           # for 10 s in the middle of the fastest chat (the
 #                                           # profile changes that run's CPU figures a little)
+#   FLOOR_PERF_CONNECT=2 scripts/bench.sh floor # the same for 2 s of Roomcast's connect shape
+#   FLOOR_ROOMCAST_BIN=/tmp/before scripts/bench.sh floor # a directory with another build's
+#                                           # roomcast and its resource bundles (before/after)
+#   FLOOR_SHAPES="idle connect" scripts/bench.sh floor   # some shapes (connect and chat use the
+#                                           # users that idle registers: keep idle)
 #
 # Builds once and caches under $BENCH (/tmp/bench): sioload (Debian's Go + gorilla/websocket,
 # GOPATH mode), uws_floor (from git mirrors of uNetworking/uWebSockets and uSockets under
@@ -52,6 +57,8 @@ chat_rate="${FLOOR_CHAT_RATE:-80}"          # messages/s over 10 publishers; x10
 slope_rates="${FLOOR_SLOPE_RATES:-40 200}"  # messages/s: Redis CPU per message = slope between these
 perf_seconds="${FLOOR_PERF:-0}"
 perf_chat_seconds="${FLOOR_PERF_CHAT:-0}"
+perf_connect_seconds="${FLOOR_PERF_CONNECT:-0}"
+shapes="${FLOOR_SHAPES:-idle connect chat}"
 idle_conns=10000 idle_rooms=1000 idle_members=10
 connect_conns=10000 connect_inflight=100
 chat_conns=1000 chat_rooms=10 chat_members=100 chat_publishers=10
@@ -64,7 +71,7 @@ command -v go >/dev/null 2>&1 || missing+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/gorilla/websocket ] || missing+=(golang-github-gorilla-websocket-dev)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
-if [ "$perf_seconds$perf_chat_seconds" != 00 ] && ! command -v perf >/dev/null 2>&1; then missing+=(linux-perf); fi
+if [ "$perf_seconds$perf_chat_seconds$perf_connect_seconds" != 000 ] && ! command -v perf >/dev/null 2>&1; then missing+=(linux-perf); fi
 scripts/apt-install.sh bench-floor ${missing[@]+"${missing[@]}"}
 
 . scripts/bench-lib.sh
@@ -92,8 +99,8 @@ if ! "$python" -c 'import socketio, aiohttp, uvloop, redis' >/dev/null 2>&1; the
     python3 -m venv "$BENCH/venv"
     nice -n 10 "$BENCH/venv/bin/pip" install -q python-socketio aiohttp uvloop redis
 fi
-bin=""
-if [[ " $systems " == *" roomcast "* ]]; then
+bin="${FLOOR_ROOMCAST_BIN:-}"
+if [[ " $systems " == *" roomcast "* ]] && [ -z "$bin" ]; then
     say "building roomcast (release)"
     nice -n 10 swift build -c release --product roomcast >/dev/null
     bin="$(swift build -c release --show-bin-path)"
@@ -214,6 +221,10 @@ measure_connect() {
     [ "$system" = roomcast ] && users=(-load-users "$results/users.json")
     say "$system connect: $connect_conns sockets on one node, $connect_inflight in flight"
     quiet "$system.connect"
+    if [ "$system" = roomcast ] && [ "$perf_connect_seconds" != 0 ]; then
+        # Past the load generator's start (it registers nothing here: the users exist).
+        (sleep 1; perf_during connect "$perf_connect_seconds") &
+    fi
     n0=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r0=$(ticks "$redis_pid"); t0=$(now)
     run_sioload "$system-connect" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "${urls%%,*}" -conns "$connect_conns" \
         -idle -duration 0s -connect-concurrency "$connect_inflight" -server-pid "${node_pids[0]}"
@@ -225,18 +236,19 @@ measure_connect() {
     put "$system.connect.load" "$(load)"
 }
 
-# perf record -g of Redis and of node 0 at once, for FLOOR_PERF_CHAT s; reports beside the JSON.
-perf_chat() {
-    local rate="$1" who pid
+# perf record -g of Redis and of node 0 at once for SECONDS; reports beside the JSON as
+# roomcast-LABEL-redis.perf.txt and roomcast-LABEL-node.perf.txt.
+perf_during() {
+    local label="$1" seconds="$2" who pid
     for who in redis node; do
         pid="$redis_pid"; [ "$who" = node ] && pid="${node_pids[0]}"
-        perf record -F 999 -g -p "$pid" -o "$results/roomcast-chat-$rate-$who.perf.data" -- sleep "$perf_chat_seconds" \
-            >"$results/perf-chat-$who.log" 2>&1 &
+        perf record -F 999 -g -p "$pid" -o "$results/roomcast-$label-$who.perf.data" -- sleep "$seconds" \
+            >"$results/perf-$label-$who.log" 2>&1 &
     done
     wait
     for who in redis node; do
-        perf report -i "$results/roomcast-chat-$rate-$who.perf.data" --no-children --percent-limit 1 --stdio -g none \
-            > "$results/roomcast-chat-$rate-$who.perf.txt" 2>/dev/null || true
+        perf report -i "$results/roomcast-$label-$who.perf.data" --no-children --percent-limit 1 --stdio -g none \
+            > "$results/roomcast-$label-$who.perf.txt" 2>/dev/null || true
     done
 }
 
@@ -249,7 +261,7 @@ measure_chat() {
     [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" config resetstat >/dev/null
     if [ "$system" = roomcast ] && [ "$perf_chat_seconds" != 0 ] && [ "$rate" = "${slope_rates##* }" ]; then
         # After the joins and a few seconds of load: the steady state of the fastest rate.
-        (sleep $((chat_seconds / 2)); perf_chat "$rate") &
+        (sleep $((chat_seconds / 2)); perf_during "chat-$rate" "$perf_chat_seconds") &
     fi
     run_sioload "$system-chat-$rate" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$chat_conns" \
         "$room_flag" "$rooms" -publishers "$chat_publishers" \
@@ -268,11 +280,13 @@ for system in $systems; do
     say "== $system (load average $(load))"
     start_system "$system"
     put "$system.load_start" "$(load)"
-    measure_idle "$system"
-    measure_connect "$system"
-    measure_chat "$system" "$chat_rate"
-    if [ "$system" != floor ]; then
-        for rate in $slope_rates; do measure_chat "$system" "$rate"; done
+    [[ " $shapes " == *" idle "* ]] && measure_idle "$system"
+    [[ " $shapes " == *" connect "* ]] && measure_connect "$system"
+    if [[ " $shapes " == *" chat "* ]]; then
+        measure_chat "$system" "$chat_rate"
+        if [ "$system" != floor ]; then
+            for rate in $slope_rates; do measure_chat "$system" "$rate"; done
+        fi
     fi
     bench_stop_all
 done

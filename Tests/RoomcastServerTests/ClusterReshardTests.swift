@@ -21,6 +21,13 @@ struct ClusterReshardTests {
     /// which this test is not about (SocketLimitTests is).
     static let unlimitedEvents = ["ROOMCAST_SOCKET_EVENTS_PER_SECOND": "1000000", "ROOMCAST_SOCKET_EVENT_BURST": "1000000"]
 
+    /// The Redis failures a node answered as `internal`, from its log: what an `internal`
+    /// refusal was (seen once in a while on a loaded machine, cause not known yet).
+    static func internalFailures(in node: GatewayProcess) -> [Substring] {
+        let log = (try? String(contentsOfFile: node.logPath, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains("answered as internal") }
+    }
+
     static func reshardScenario(_ cluster: TwoNodeCluster) async throws {
         let redis = try #require(cluster.redis.cluster)
         let alice = try await cluster.register("alice")
@@ -77,7 +84,10 @@ struct ClusterReshardTests {
         for room in moving {
             #expect(try await redis.port(servingKey: "room:{\(room)}") == target, "room \(room) did not move")
         }
-        #expect(refusals.withLock { $0 }.isEmpty, "refused during the reshard: \(refusals.withLock { $0 })")
+        #expect(
+            refusals.withLock { $0 }.isEmpty,
+            "refused during the reshard: \(refusals.withLock { $0 }); node 1 logged: \(Self.internalFailures(in: cluster.node1))"
+        )
 
         // Every acknowledged element is stored and reached Bob's socket on the other node
         // once, in the order of the acks (live, or by gap repair where a subscription moved).
