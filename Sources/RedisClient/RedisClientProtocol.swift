@@ -100,6 +100,8 @@ protocol RedisCommandRunner: Sendable {
     func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply
     /// `commands` is never empty.
     func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply]
+    /// ``RedisClientProtocol/load(_:)``: every server that may run the scripts loads them.
+    func load(_ scripts: [RedisScript]) async throws(RedisError)
 }
 
 extension RedisCommandRunner {
@@ -149,8 +151,10 @@ extension RedisCommandRunner {
             do throws(RedisError) {
                 reply = try await sendUnmeasured(command, deadline: deadline(timeout))
             } catch where error.replyPrefix == "NOSCRIPT" {
-                // Routed by the script's keys: in a cluster, the master that lacked it loads it.
-                try script.checkLoaded(try await measuredSend(script.loadCommand(keys: keys), timeout: timeout))
+                // Every master loads it, not only the one the keys' slot names: during a
+                // migration the NOSCRIPT may come from the importing master (ASK), and the
+                // retry goes there again.
+                try await load([script])
                 reply = try await sendUnmeasured(command, deadline: deadline(timeout))
             }
             instruments.succeeded(since: start)

@@ -61,6 +61,35 @@ struct RedisClusterClientTests {
         }
     }
 
+    @Test("a script the importing master lacks is loaded there during a migration (ASK, then NOSCRIPT)")
+    func scriptMissingOnTheImportingMaster() async throws {
+        try await RedisCluster.with { cluster in
+            try await cluster.withClusterClient { client in
+                let script = RedisScript(name: "set_fresh", source: "return redis.call('SET', KEYS[1], ARGV[1])")
+                let key = "room:{ask-noscript}:fresh"
+                let source = try await cluster.port(servingKey: key)
+                let target = try #require(cluster.ports.first { $0 != source })
+                // Only the slot's master has the script, as after a NOSCRIPT answered there.
+                #expect(try await cluster.ask(source, "SCRIPT", "LOAD", script.source) == script.sha1)
+                #expect(try await cluster.ask(target, "SCRIPT", "EXISTS", script.sha1) == "0")
+                // The slot starts migrating; the key is on neither master, so the source answers
+                // ASK and the target, which lacks the script, NOSCRIPT.
+                let slot = try await cluster.cli(port: source, ["CLUSTER", "KEYSLOT", key]).trimmingCharacters(in: .whitespacesAndNewlines)
+                let sourceID = try await cluster.nodeID(port: source)
+                let targetID = try await cluster.nodeID(port: target)
+                _ = try await cluster.cli(port: target, ["CLUSTER", "SETSLOT", slot, "IMPORTING", sourceID])
+                _ = try await cluster.cli(port: source, ["CLUSTER", "SETSLOT", slot, "MIGRATING", targetID])
+
+                #expect(try await client.evaluate(script, keys: [key], arguments: ["moved"]) == .status("OK"))
+                #expect(try await cluster.ask(target, "SCRIPT", "EXISTS", script.sha1) == "1")
+
+                _ = try await cluster.cli(port: target, ["CLUSTER", "SETSLOT", slot, "NODE", targetID])
+                _ = try await cluster.cli(port: source, ["CLUSTER", "SETSLOT", slot, "NODE", targetID])
+                #expect(try await client.send("GET", key).string == "moved")
+            }
+        }
+    }
+
     @Test("after a reshard, MOVED sends commands to the new master and the slot map follows")
     func followsMoved() async throws {
         try await RedisCluster.with { cluster in
