@@ -560,13 +560,11 @@ struct LiveRoomTests {
             #expect(index.rooms.map(\.rawValue) == [room])
             #expect(index.users.map(\.rawValue) == [bob.id])
 
-            let killed = ContinuousClock.now
             cluster.node2.process.signal(SIGKILL)
-            try await Self.expectPresence(aliceSocket, room, [alice], timeout: .seconds(30))
-            let elapsed = ContinuousClock.now - killed
-            // About one node TTL plus one heartbeat interval of node 1 (5.3 s); three TTLs leave
-            // room for a slow machine and still fail a node that waits for the members' backstop.
-            #expect(elapsed < .milliseconds(16_000), "took \(elapsed)")
+            // About one node TTL plus one heartbeat interval of node 1 (5.3 s) on a quiet machine.
+            // The patience is no speed bound: it only has to be far below the members' backstop
+            // (an hour), which is what a node that did not reap would wait for.
+            try await Self.expectPresence(aliceSocket, room, [alice], timeout: .seconds(90))
             // Bob's socket no longer counts, and node 2 is out of the registry with its index.
             #expect(try await eventually(within: .seconds(30)) {
                 try await cluster.withRedis { redis in
