@@ -122,7 +122,9 @@ struct WebSocketConnectionHandlerTests {
 
     @Test("pongs count against a client that pings and never reads: it is closed with 1008 too")
     func pingingSlowClient() throws {
+        // As a socket channel does when its buffers fill: the flag, then the event.
         channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
         // Each pong is 2 + 2 bytes: three fit in the budget of three small frames, not four.
         for _ in 0..<3 { try channel.writeInbound(clientFrame(.ping, [0x61, 0x62])) }
         #expect(channel.isActive)
@@ -135,7 +137,9 @@ struct WebSocketConnectionHandlerTests {
 
     @Test("a client that stops reading is closed with 1008 once too many bytes wait")
     func slowClient() throws {
+        // As a socket channel does when its buffers fill: the flag, then the event.
         channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
         for _ in 0..<3 { endpoint.connection!.write(WebSocketFrameBytes.frame(.text, ByteBuffer(string: "4x"))) }
         #expect(channel.isActive)
         endpoint.connection!.write(WebSocketFrameBytes.frame(.text, ByteBuffer(string: "4x")))
