@@ -140,6 +140,12 @@ final class PresenceKeeper: Service, Sendable {
         await remove(Removal(room: nil, user: user, socket: socket))
     }
 
+    /// `room` as this node holds it already, if one of its sockets is present there: a socket
+    /// keeps that one, not its own copy of the id (memory per joined socket).
+    func sharedID(of room: RoomID) -> RoomID {
+        state.withLock { state in state.members.index(forKey: room).map { state.members.keys[$0] } ?? room }
+    }
+
     /// A socket opened a room: present from now, unseen counts reset.
     func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> PresenceStore.Joined {
         let member = Member(user: user, socket: socket)

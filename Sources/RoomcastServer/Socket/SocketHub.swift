@@ -75,8 +75,9 @@ final class SocketHub: Service, Sendable {
 
     private struct Entry {
         var sessions: Members
-        /// Completes when Redis confirmed the subscription.
-        var subscribed: EventLoopFuture<Void>
+        /// Completes when Redis confirmed the subscription; nil once it did (a future kept per
+        /// channel, and a node has a channel per connected user, is memory per idle socket).
+        var subscribed: EventLoopFuture<Void>?
         /// A channel's newest offset forwarded here (a room's or a user's stream): older or equal
         /// ones are repeats, and after a pub/sub outage the gap starts right after it.
         var lastOffset: StreamOffset?
@@ -157,17 +158,28 @@ final class SocketHub: Service, Sendable {
     /// a gap in its events would start is noted once the joiner has read it (``noteJoined(_:upTo:)``).
     func add(_ session: SocketSession, as user: UserID, to channel: String, deadline: NIODeadline) -> EventLoopFuture<Void> {
         let member = Member(session: session, user: user.rawValue)
-        return index.entries.withLock { entries in
+        let (subscribed, isNew) = index.entries.withLock { entries -> (EventLoopFuture<Void>?, Bool) in
             if var entry = entries[channel] {
                 entry.sessions.add(member)
                 entries[channel] = entry
-                return entry.subscribed
+                return (entry.subscribed, false)
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
             entries[channel] = Entry(sessions: Members(member), subscribed: subscribed, lastOffset: nil)
             GatewayMetrics.channels(of: channel).increment()
-            return subscribed
+            return (subscribed, true)
         }
+        guard let subscribed else { return session.eventLoop.makeSucceededVoidFuture() }
+        if isNew {
+            // Outside the lock: a completed future may run this at once. The entry may have gone
+            // and come back meanwhile with a subscription of its own, which stays.
+            subscribed.whenSuccess { [index] in
+                index.entries.withLock { entries in
+                    if entries[channel]?.subscribed === subscribed { entries[channel]?.subscribed = nil }
+                }
+            }
+        }
+        return subscribed
     }
 
     /// Removes a session from a channel; the last one out unsubscribes the node.

@@ -155,6 +155,7 @@ final class SocketState: @unchecked Sendable {
     /// without `since`, it gets `elements:batch`.
     /// - Returns: whether the client recovered by replay.
     func join(_ room: RoomID, since: String?) async throws(RoomcastError) -> Bool {
+        let room = services.presence.sharedID(of: room)
         switch try await services.rooms.membership(of: connectedUser.id, in: room) {
         case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
         case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
