@@ -25,6 +25,41 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
         var served: [Waiter] = []
     }
 
+    /// The shard each channel is written on, by the shard's number: a `RedisEndpoint` (over 60
+    /// bytes) kept per channel would be memory per subscribed channel, and a node subscribes one
+    /// channel per connected user.
+    private struct Placements {
+        /// Every shard a channel was placed on so far (a few: the masters seen).
+        private var shards: [RedisEndpoint] = []
+        private var numbers: [String: Int] = [:]
+
+        var count: Int { numbers.count }
+
+        subscript(channel: String) -> RedisEndpoint? {
+            get { numbers[channel].map { shards[$0] } }
+            set { numbers[channel] = newValue.map { number(of: $0) } }
+        }
+
+        mutating func removeValue(forKey channel: String) -> RedisEndpoint? {
+            numbers.removeValue(forKey: channel).map { shards[$0] }
+        }
+
+        func channels(on endpoint: RedisEndpoint) -> [String] {
+            guard let shard = shards.firstIndex(of: endpoint) else { return [] }
+            return numbers.filter { $0.value == shard }.map(\.key)
+        }
+
+        var all: [(channel: String, endpoint: RedisEndpoint)] {
+            numbers.map { ($0.key, shards[$0.value]) }
+        }
+
+        private mutating func number(of endpoint: RedisEndpoint) -> Int {
+            if let shard = shards.firstIndex(of: endpoint) { return shard }
+            shards.append(endpoint)
+            return shards.count - 1
+        }
+    }
+
     /// Every channel the owner wants, whether or not it is subscribed now.
     private(set) var wanted: Set<String> = []
     /// The slot map; nil in standalone mode (every channel lives on `standalone`) or before the
@@ -35,7 +70,7 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
     /// Open links, one per shard.
     private var links: [RedisEndpoint: Link] = [:]
     /// The shard whose link each wanted channel is written on.
-    private var placed: [String: RedisEndpoint] = [:]
+    private var placed = Placements()
     /// Wanted channels reported lost and not yet restored.
     private(set) var lost: Set<String> = []
     /// Callers waiting until their channels are written on a link, and those channels.
@@ -153,7 +188,7 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
     mutating func closed(_ link: Link, at endpoint: RedisEndpoint) -> [String] {
         guard links[endpoint] === link else { return [] }
         links[endpoint] = nil
-        let dropped = placed.filter { $0.value == endpoint }.map(\.key)
+        let dropped = placed.channels(on: endpoint)
         for channel in dropped { placed[channel] = nil }
         lost.formUnion(dropped)
         return dropped
@@ -189,7 +224,7 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
         self.topology = topology
         var writes: [RedisEndpoint: Write] = [:]
         var moved: [String] = []
-        for (channel, endpoint) in placed where owner(of: channel) != endpoint {
+        for (channel, endpoint) in placed.all where owner(of: channel) != endpoint {
             placed[channel] = nil
             moved.append(channel)
             if let link = links[endpoint] {
@@ -218,4 +253,5 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
     }
 }
 
-extension SubscriberShards.Write: Sendable where Link: Sendable {}
+extension SubscriberShards.Write: Sendable where Link: Sendable {
+}

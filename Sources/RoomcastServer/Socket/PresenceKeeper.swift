@@ -28,9 +28,9 @@ final class PresenceKeeper: Service, Sendable {
 
     private struct State {
         /// Presence members held, by room.
-        var members: [RoomID: Set<String>] = [:]
+        var members: [RoomID: Set<Member>] = [:]
         /// Sockets counted, by user.
-        var connected: [UserID: Set<String>] = [:]
+        var connected: [UserID: InlineSet<String>] = [:]
         /// Sockets being counted (their CONNECT's script under way), by user: their users stay
         /// in the index.
         var opening: [UserID: Int] = [:]
@@ -43,6 +43,16 @@ final class PresenceKeeper: Service, Sendable {
         var restoresDue = 0
         /// A restoring refresh is running.
         var restoreRunning = false
+    }
+
+    /// A presence member held: its user and socket ids, shared with the socket's own, where
+    /// Redis's `<userId>|<socketId>` text would be a string per joined socket (about 150 bytes).
+    private struct Member: Hashable {
+        var user: UserID
+        var socket: String
+
+        /// The member as Redis names it.
+        var text: String { PresenceStore.member(user: user, socket: socket) }
     }
 
     /// A member or counted socket to take out of Redis.
@@ -130,9 +140,15 @@ final class PresenceKeeper: Service, Sendable {
         await remove(Removal(room: nil, user: user, socket: socket))
     }
 
+    /// `room` as this node holds it already, if one of its sockets is present there: a socket
+    /// keeps that one, not its own copy of the id (memory per joined socket).
+    func sharedID(of room: RoomID) -> RoomID {
+        state.withLock { state in state.members.index(forKey: room).map { state.members.keys[$0] } ?? room }
+    }
+
     /// A socket opened a room: present from now, unseen counts reset.
     func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> PresenceStore.Joined {
-        let member = PresenceStore.member(user: user, socket: socket)
+        let member = Member(user: user, socket: socket)
         let indexing = state.withLock { state in
             state.members[room, default: []].insert(member)
             // A leave of the same socket that failed earlier must not undo this join.
@@ -148,7 +164,7 @@ final class PresenceKeeper: Service, Sendable {
 
     /// A socket left a room or disconnected.
     func leave(_ room: RoomID, user: UserID, socket: String) async {
-        let member = PresenceStore.member(user: user, socket: socket)
+        let member = Member(user: user, socket: socket)
         state.withLock { state in
             state.members[room]?.remove(member)
             if state.members[room]?.isEmpty == true { state.members[room] = nil }
@@ -205,7 +221,7 @@ final class PresenceKeeper: Service, Sendable {
         for removal in retries {
             // A socket that joined again meanwhile stays.
             let held = state.withLock { state in
-                removal.room.map { state.members[$0]?.contains(PresenceStore.member(user: removal.user, socket: removal.socket)) == true }
+                removal.room.map { state.members[$0]?.contains(Member(user: removal.user, socket: removal.socket)) == true }
                     ?? (state.connected[removal.user]?.contains(removal.socket) == true)
             }
             if !held { await remove(removal) }
@@ -236,7 +252,7 @@ final class PresenceKeeper: Service, Sendable {
     /// - Parameter restoring: put back sockets' counts too (the node was reaped while alive).
     private func refresh(restoring: Bool) async {
         await refreshIndex()
-        let counted = state.withLock { $0.connected }
+        let counted = state.withLock { $0.connected }.mapValues { Set($0) }
         do {
             try await sockets.refresh(counted, restoring: restoring)
             if restoring {
@@ -254,17 +270,17 @@ final class PresenceKeeper: Service, Sendable {
         let snapshot = state.withLock { $0.members }
         for (room, roomMembers) in snapshot {
             do {
-                let gone = try await store.refresh(room, members: Array(roomMembers))
+                let gone = try await store.refresh(room, members: roomMembers.map(\.text))
                 guard !gone.isEmpty else { continue }
                 // Gone from Redis but still held here (Redis lost or expired them while it was
                 // away, or a reaper took them): add them back. Ones that left meanwhile are no
                 // longer held.
-                let held = state.withLock { Set(gone).intersection($0.members[room] ?? []) }
+                let held = state.withLock { Set(gone).intersection(($0.members[room] ?? []).map(\.text)) }
                 if !held.isEmpty {
                     logger.notice("presence restored", metadata: ["room": "\(room)", "sockets": "\(held.count)"])
                     try await store.refresh(room, members: Array(held), restoring: true)
                     // One that left while it was put back goes again.
-                    let left = state.withLock { held.subtracting($0.members[room] ?? []) }
+                    let left = state.withLock { held.subtracting(($0.members[room] ?? []).map(\.text)) }
                     for member in left {
                         let parts = member.split(separator: "|", maxSplits: 1)
                         guard parts.count == 2, let user = UserID(String(parts[0])) else { continue }

@@ -26,10 +26,58 @@ final class SocketHub: Service, Sendable {
         var user: String
     }
 
+    /// A channel's local sessions: the first inline, as a dictionary of one allocates its
+    /// storage (about 150 bytes, memory per idle socket) and a user's channel mostly has one.
+    private struct Members {
+        private var first: Member?
+        private var others: [ObjectIdentifier: Member] = [:]
+
+        init(_ member: Member) {
+            first = member
+        }
+
+        var isEmpty: Bool { first == nil }
+        var count: Int { first == nil ? 0 : 1 + others.count }
+
+        /// Every member, in no particular order.
+        var all: [Member] {
+            guard let first else { return [] }
+            var all: [Member] = []
+            all.reserveCapacity(1 + others.count)
+            all.append(first)
+            all.append(contentsOf: others.values)
+            return all
+        }
+
+        mutating func add(_ member: Member) {
+            let key = ObjectIdentifier(member.session)
+            if let first, ObjectIdentifier(first.session) != key {
+                others[key] = member
+            } else {
+                self.first = member
+            }
+        }
+
+        /// - Returns: false when the session was not there.
+        mutating func remove(_ session: SocketSession) -> Bool {
+            let key = ObjectIdentifier(session)
+            guard let first, ObjectIdentifier(first.session) == key else {
+                guard others.removeValue(forKey: key) != nil else { return false }
+                if others.isEmpty { others = [:] }  // an emptied dictionary keeps its storage
+                return true
+            }
+            // Another moves inline, so `first` is nil only when there is none.
+            self.first = others.popFirst()?.value
+            if others.isEmpty { others = [:] }
+            return true
+        }
+    }
+
     private struct Entry {
-        var sessions: [ObjectIdentifier: Member]
-        /// Completes when Redis confirmed the subscription.
-        var subscribed: EventLoopFuture<Void>
+        var sessions: Members
+        /// Completes when Redis confirmed the subscription; nil once it did (a future kept per
+        /// channel, and a node has a channel per connected user, is memory per idle socket).
+        var subscribed: EventLoopFuture<Void>?
         /// A channel's newest offset forwarded here (a room's or a user's stream): older or equal
         /// ones are repeats, and after a pub/sub outage the gap starts right after it.
         var lastOffset: StreamOffset?
@@ -43,7 +91,7 @@ final class SocketHub: Service, Sendable {
                 held?.append(envelope)
                 return []
             }
-            return advance(past: envelope) ? Array(sessions.values) : []
+            return advance(past: envelope) ? sessions.all : []
         }
 
         /// Moves a channel's last offset to the envelope's; false for a repeat.
@@ -110,23 +158,34 @@ final class SocketHub: Service, Sendable {
     /// a gap in its events would start is noted once the joiner has read it (``noteJoined(_:upTo:)``).
     func add(_ session: SocketSession, as user: UserID, to channel: String, deadline: NIODeadline) -> EventLoopFuture<Void> {
         let member = Member(session: session, user: user.rawValue)
-        return index.entries.withLock { entries in
+        let (subscribed, isNew) = index.entries.withLock { entries -> (EventLoopFuture<Void>?, Bool) in
             if var entry = entries[channel] {
-                entry.sessions[ObjectIdentifier(session)] = member
+                entry.sessions.add(member)
                 entries[channel] = entry
-                return entry.subscribed
+                return (entry.subscribed, false)
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
-            entries[channel] = Entry(sessions: [ObjectIdentifier(session): member], subscribed: subscribed, lastOffset: nil)
+            entries[channel] = Entry(sessions: Members(member), subscribed: subscribed, lastOffset: nil)
             GatewayMetrics.channels(of: channel).increment()
-            return subscribed
+            return (subscribed, true)
         }
+        guard let subscribed else { return session.eventLoop.makeSucceededVoidFuture() }
+        if isNew {
+            // Outside the lock: a completed future may run this at once. The entry may have gone
+            // and come back meanwhile with a subscription of its own, which stays.
+            subscribed.whenSuccess { [index] in
+                index.entries.withLock { entries in
+                    if entries[channel]?.subscribed === subscribed { entries[channel]?.subscribed = nil }
+                }
+            }
+        }
+        return subscribed
     }
 
     /// Removes a session from a channel; the last one out unsubscribes the node.
     func remove(_ session: SocketSession, from channel: String) {
         index.entries.withLock { entries in
-            guard var entry = entries[channel], entry.sessions.removeValue(forKey: ObjectIdentifier(session)) != nil else { return }
+            guard var entry = entries[channel], entry.sessions.remove(session) else { return }
             if entry.sessions.isEmpty {
                 entries[channel] = nil
                 _ = subscriber.startUnsubscribing([channel], deadline: .now() + .seconds(5))
@@ -164,7 +223,7 @@ final class SocketHub: Service, Sendable {
             // worthless; the next comes soon) and dropped while the link is being repaired.
             let sessions = index.entries.withLock { entries -> [Member] in
                 guard let entry = entries[message.channel], entry.held == nil else { return [] }
-                return entry.sessions.values.filter { $0.session.id != sender }
+                return entry.sessions.all.filter { $0.session.id != sender }
             }
             forward(envelope, to: sessions, channel: message.channel, through: batcher, readAt: start)
             return
@@ -283,7 +342,7 @@ final class SocketHub: Service, Sendable {
                 // with a hole, and their clients reconnect and recover by offset themselves.
                 let sessions = index.entries.withLock { entries in
                     entries[channel]?.held = nil
-                    return entries[channel].map { Array($0.sessions.values) } ?? []
+                    return entries[channel].map { $0.sessions.all } ?? []
                 }
                 logger.error("closing a channel's sockets: the events they missed could not be read", metadata: ["channel": "\(channel)"])
                 for member in sessions {
@@ -302,7 +361,7 @@ final class SocketHub: Service, Sendable {
                     ready.append(envelope)
                 }
                 entries[channel] = entry
-                let sessions = Array(entry.sessions.values)
+                let sessions = entry.sessions.all
                 for envelope in ready {
                     forward(envelope, to: sessions, channel: channel, through: batcher)
                 }
@@ -316,7 +375,7 @@ final class SocketHub: Service, Sendable {
             for channel in channels {
                 guard let entry = entries[channel], entry.held != nil else { continue }
                 entries[channel]?.held = nil
-                let sessions = Array(entry.sessions.values)
+                let sessions = entry.sessions.all
                 for envelope in entry.held ?? [] {
                     forward(envelope, to: sessions, channel: channel, through: batcher)
                 }

@@ -20,7 +20,7 @@ final class SocketState: @unchecked Sendable {
     /// The upgrade request's credential (`Authorization` header or `token` query), used when a
     /// CONNECT packet carries none.
     private var upgradeCredential: UpgradeCredential
-    private(set) var rooms: Set<RoomID> = []
+    private(set) var rooms: InlineSet<RoomID> = []
     /// The socket's event budget.
     private var eventBudget: TokenBucket
     /// Made on the socket's first canvas preview: most sockets never send one, and what they
@@ -130,7 +130,11 @@ final class SocketState: @unchecked Sendable {
         }
         // A gap in the user's events (a pub/sub outage) is read back from here.
         services.hub.noteJoined(channel, upTo: opened.offset)
-        self.user = opened.user
+        // The same id, as the token's string, which the hub and presence hold already: the
+        // record's own copy would be a second string per socket.
+        var connected = opened.user
+        connected.id = user
+        self.user = connected
         settleUpgradeCredential()
         session.countConnected()
         // Every held event follows the frame: one no newer than the offset was published just
@@ -151,6 +155,7 @@ final class SocketState: @unchecked Sendable {
     /// without `since`, it gets `elements:batch`.
     /// - Returns: whether the client recovered by replay.
     func join(_ room: RoomID, since: String?) async throws(RoomcastError) -> Bool {
+        let room = services.presence.sharedID(of: room)
         switch try await services.rooms.membership(of: connectedUser.id, in: room) {
         case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
         case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
