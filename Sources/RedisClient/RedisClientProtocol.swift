@@ -100,8 +100,10 @@ protocol RedisCommandRunner: Sendable {
     func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply
     /// `commands` is never empty.
     func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply]
-    /// ``RedisClientProtocol/load(_:)``: every server that may run the scripts loads them.
-    func load(_ scripts: [RedisScript]) async throws(RedisError)
+    /// Loads a script on every server that answers, after it was found missing where its keys'
+    /// slot is not served yet by its own master (a migrating slot's importing master, `ASK`).
+    /// Unreachable servers are skipped: they are not what the script was missing from.
+    func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError)
 }
 
 extension RedisCommandRunner {
@@ -151,11 +153,16 @@ extension RedisCommandRunner {
             do throws(RedisError) {
                 reply = try await sendUnmeasured(command, deadline: deadline(timeout))
             } catch where error.replyPrefix == "NOSCRIPT" {
-                // Every master loads it, not only the one the keys' slot names: during a
-                // migration the NOSCRIPT may come from the importing master (ASK), and the
-                // retry goes there again.
-                try await load([script])
-                reply = try await sendUnmeasured(command, deadline: deadline(timeout))
+                // Routed by the script's keys: in a cluster, the master that lacked it loads it.
+                try script.checkLoaded(try await sendUnmeasured(script.loadCommand(keys: keys), deadline: deadline(timeout)))
+                do throws(RedisError) {
+                    reply = try await sendUnmeasured(command, deadline: deadline(timeout))
+                } catch where error.replyPrefix == "NOSCRIPT" {
+                    // Still missing: the keys' slot is migrating and the importing master,
+                    // which the retry was asked to go to, lacked it.
+                    try await loadOnEveryServer(script, deadline: deadline(timeout))
+                    reply = try await sendUnmeasured(command, deadline: deadline(timeout))
+                }
             }
             instruments.succeeded(since: start)
             return reply

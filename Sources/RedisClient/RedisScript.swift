@@ -21,9 +21,9 @@ public struct RedisScript: Sendable, Hashable {
         }.joined()
     }
 
-    /// `SCRIPT LOAD` (a cluster client sends it to every master).
-    func loadCommand() -> RedisCommand {
-        RedisCommand("SCRIPT", ["LOAD", source])
+    /// `SCRIPT LOAD`, routed in a cluster like a command on `keys`.
+    func loadCommand(keys: [String] = []) -> RedisCommand {
+        RedisCommand("SCRIPT", ["LOAD", source], keys: keys)
     }
 
     /// Checks `SCRIPT LOAD`'s answer: the SHA1 Redis computed must be ours.

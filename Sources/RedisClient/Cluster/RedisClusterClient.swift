@@ -139,6 +139,28 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         }
     }
 
+    /// Every master that answers loads the script, at once; it fails only when none did.
+    func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError) {
+        try await waitForTopology(deadline: deadline, for: "SCRIPT")
+        let nodes = state.withLock { state in state.topology.map { $0.masters.compactMap { state.nodes[$0] } } ?? [] }
+        let failures = await withTaskGroup(of: RedisError?.self) { group in
+            for node in nodes {
+                group.addTask {
+                    do throws(RedisError) {
+                        try script.checkLoaded(try await node.sendUnmeasured(script.loadCommand(), deadline: deadline))
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            return await group.reduce(into: [RedisError]()) { failures, failure in
+                if let failure { failures.append(failure) }
+            }
+        }
+        if failures.count == nodes.count, let failure = failures.first { throw failure }
+    }
+
     /// Sends one command to the master of its slot, following redirections.
     func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
         let slot = try command.slot()

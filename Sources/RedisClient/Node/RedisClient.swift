@@ -74,6 +74,11 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout)
     }
 
+    /// One server: the reload routed by keys already went to it.
+    func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError) {
+        try script.checkLoaded(try await sendUnmeasured(script.loadCommand(), deadline: deadline))
+    }
+
     public func load(_ scripts: [RedisScript]) async throws(RedisError) {
         for script in scripts {
             try script.checkLoaded(try await send(script.loadCommand()))
