@@ -253,5 +253,4 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
     }
 }
 
-extension SubscriberShards.Write: Sendable where Link: Sendable {
-}
+extension SubscriberShards.Write: Sendable where Link: Sendable {}

@@ -141,8 +141,7 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
 
     /// Every master that answers loads the script, at once; it fails only when none did.
     func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError) {
-        try await waitForTopology(deadline: deadline, for: "SCRIPT")
-        let nodes = state.withLock { state in state.topology.map { $0.masters.compactMap { state.nodes[$0] } } ?? [] }
+        let nodes = try await masters(deadline: deadline, for: "SCRIPT")
         let failures = await withTaskGroup(of: RedisError?.self) { group in
             for node in nodes {
                 group.addTask {
@@ -209,12 +208,16 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         return replies
     }
 
+    /// The pools of the slot map's masters, once there is a map.
+    private func masters(deadline: NIODeadline, for command: String) async throws(RedisError) -> [RedisClient] {
+        try await waitForTopology(deadline: deadline, for: command)
+        return state.withLock { state in state.topology.map { $0.masters.compactMap { state.nodes[$0] } } ?? [] }
+    }
+
     /// Sends a command to every master (`SCRIPT LOAD`); returns the replies.
     private func broadcast(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
-        try await waitForTopology(deadline: deadline, for: command.name)
-        let nodes = state.withLock { state in state.topology.map { $0.masters.compactMap { state.nodes[$0] } } ?? [] }
         var replies: [RedisReply] = []
-        for node in nodes {
+        for node in try await masters(deadline: deadline, for: command.name) {
             replies.append(try await node.sendUnmeasured(command, deadline: deadline))
         }
         return replies

@@ -74,9 +74,9 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout)
     }
 
-    /// One server: the reload routed by keys already went to it.
+    /// One server: ``load(_:)``.
     func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError) {
-        try script.checkLoaded(try await sendUnmeasured(script.loadCommand(), deadline: deadline))
+        try await load([script])
     }
 
     public func load(_ scripts: [RedisScript]) async throws(RedisError) {

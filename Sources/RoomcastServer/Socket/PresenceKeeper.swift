@@ -1,6 +1,7 @@
 import Logging
 import RoomcastCore
 import ServiceLifecycle
+import SocketIOServer
 import Synchronization
 
 /// Keeps this node's sockets present: in the rooms they joined, and in their user's count of

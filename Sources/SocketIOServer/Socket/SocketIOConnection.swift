@@ -33,31 +33,12 @@ final class SocketIOConnection: EngineIOSessionHandler {
     /// What only the connection's task touches: one task runs at a time, and the next starts only
     /// after the last found the inbox empty, under its lock.
     private final class TaskState: @unchecked Sendable {
-        /// The namespaces connected: the first inline, as a `Set` of one element allocates its
-        /// storage (about 100 bytes, memory per idle connection) and most clients use one.
-        private var namespace: String?
-        private var otherNamespaces: Set<String> = []
+        /// The namespaces connected (most clients use one).
+        var namespaces = InlineSet<String>()
         /// A binary packet whose attachments are still coming (boxed: most connections never
         /// see one, and a packet held inline would be memory per idle connection).
         var pendingBinary: PendingBinary?
         var isClosed = false
-
-        func isConnected(_ namespace: String) -> Bool {
-            self.namespace == namespace || otherNamespaces.contains(namespace)
-        }
-
-        func connected(_ namespace: String) {
-            guard self.namespace != nil else { return self.namespace = namespace }
-            if self.namespace != namespace { otherNamespaces.insert(namespace) }
-        }
-
-        /// - Returns: whether it was connected.
-        @discardableResult
-        func disconnected(_ namespace: String) -> Bool {
-            guard self.namespace == namespace else { return otherNamespaces.remove(namespace) != nil }
-            self.namespace = otherNamespaces.popFirst()
-            return true
-        }
     }
 
     /// A binary packet and the attachments that came so far.
@@ -208,20 +189,20 @@ final class SocketIOConnection: EngineIOSessionHandler {
                 return await handler.refused(namespace: namespace)
             }
             if await handler.connect(namespace: namespace, auth: packet.data) {
-                state.connected(namespace)
+                state.namespaces.insert(namespace)
                 session.hasConnected.store(true, ordering: .relaxed)
             } else {
-                state.disconnected(namespace)
+                state.namespaces.remove(namespace)
             }
         case .disconnect:
-            guard state.disconnected(namespace) else { return }
+            guard state.namespaces.remove(namespace) != nil else { return }
             await handler.disconnect(namespace: namespace)
         case .event:
             // Socket.IO servers ignore events for a namespace the socket has not connected to.
-            guard state.isConnected(namespace), let name = packet.eventName else { return }
+            guard state.namespaces.contains(namespace), let name = packet.eventName else { return }
             await handler.event(SocketIOEvent(namespace: namespace, name: name, arguments: packet.arguments, attachments: attachments, ackId: packet.ackId))
         case .ack:
-            guard state.isConnected(namespace), let id = packet.ackId else { return }
+            guard state.namespaces.contains(namespace), let id = packet.ackId else { return }
             await handler.ack(SocketIOAck(namespace: namespace, id: id, arguments: packet.arguments, attachments: attachments))
         case .connectError:
             break

@@ -1,28 +1,29 @@
 /// A set that keeps its first element inline and only the others in a `Set`.
 ///
-/// Most sockets join one room and most users have one socket on a node, and a `Set` of one
-/// element allocates its storage (about 100 bytes with the allocator's overhead): memory per
-/// idle socket. An empty `Set` allocates nothing, so one element costs nothing here.
-struct InlineSet<Element: Hashable>: Sequence, ExpressibleByArrayLiteral {
+/// Most connections use one namespace, most sockets join one room and most users have one
+/// socket on a node, and a `Set` of one element allocates its storage (about 100 bytes with the
+/// allocator's overhead): memory per idle socket. An empty `Set` allocates nothing, so one
+/// element costs nothing here.
+public struct InlineSet<Element: Hashable>: Sequence, ExpressibleByArrayLiteral {
     private var first: Element?
     private var others: Set<Element> = []
 
-    init() {}
+    public init() {}
 
-    init(arrayLiteral elements: Element...) {
+    public init(arrayLiteral elements: Element...) {
         for element in elements { insert(element) }
     }
 
-    var isEmpty: Bool { first == nil }
-    var count: Int { first == nil ? 0 : 1 + others.count }
+    public var isEmpty: Bool { first == nil }
+    public var count: Int { first == nil ? 0 : 1 + others.count }
 
-    func contains(_ element: Element) -> Bool {
+    public func contains(_ element: Element) -> Bool {
         first == element || others.contains(element)
     }
 
     /// - Returns: whether it was not there yet.
     @discardableResult
-    mutating func insert(_ element: Element) -> Bool {
+    public mutating func insert(_ element: Element) -> Bool {
         guard let first else {
             self.first = element
             return true
@@ -32,22 +33,22 @@ struct InlineSet<Element: Hashable>: Sequence, ExpressibleByArrayLiteral {
 
     /// - Returns: the element removed; nil when it was not there.
     @discardableResult
-    mutating func remove(_ element: Element) -> Element? {
+    public mutating func remove(_ element: Element) -> Element? {
         guard first == element else { return others.remove(element) }
         // One of the others moves inline, so `first` is nil only when the set is empty.
         defer { first = others.popFirst() }
         return first
     }
 
-    func makeIterator() -> Iterator {
+    public func makeIterator() -> Iterator {
         Iterator(first: first, others: others.makeIterator())
     }
 
-    struct Iterator: IteratorProtocol {
+    public struct Iterator: IteratorProtocol {
         fileprivate var first: Element?
         fileprivate var others: Set<Element>.Iterator
 
-        mutating func next() -> Element? {
+        public mutating func next() -> Element? {
             if let element = first {
                 first = nil
                 return element
