@@ -47,7 +47,7 @@ struct RedisClientConnectionTests {
         }
     }
 
-    @Test("a command against a stopped Redis fails within its timeout")
+    @Test("a command against a stopped Redis fails, by its timeout or the closed connection, and does not wait for Redis")
     func stoppedRedisFailsInTime() async throws {
         try await RedisServer.with { server in
             var configuration = try testConfiguration(server)
@@ -56,16 +56,23 @@ struct RedisClientConnectionTests {
                 // The short command timeout is for the outage; connecting first may take longer.
                 #expect(try await eventually { await client.ping() })
                 await server.stop()
-                let start = ContinuousClock.now
-                do {
-                    _ = try await client.send("PING")
-                    _ = try await client.send("PING")
-                    Issue.record("commands should fail while Redis is down")
-                } catch let error as RedisError {
+                // Ended by the closed connection or the 300 ms timeout; one that waited for Redis to
+                // come back would never end, and `finishing` gives up on it.
+                let error = try await finishing("two commands while Redis is down") { () -> RedisError? in
+                    do {
+                        _ = try await client.send("PING")
+                        _ = try await client.send("PING")
+                        return nil
+                    } catch let error as RedisError {
+                        return error
+                    }
+                }
+                if let error {
                     #expect(error.code == .timeout || error.code == .connectionClosed)
                     #expect(error.message.contains("127.0.0.1:\(server.port)"))
+                } else {
+                    Issue.record("commands should fail while Redis is down")
                 }
-                #expect(ContinuousClock.now - start < .seconds(2))
                 try await server.start()
                 #expect(try await eventually { await client.ping() })
             }

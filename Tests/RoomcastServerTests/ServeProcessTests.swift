@@ -7,7 +7,12 @@ struct ServeProcessTests {
     @Test("prints a ready line, serves /healthz and /readyz following Redis, exits cleanly on SIGTERM")
     func lifecycle() async throws {
         try await TestRedis.with { redis in
-            let gateway = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
+            // A drain timeout of an hour: a shutdown that waited it out instead of ending once no
+            // socket is left would outlast the wait for the exit below by far.
+            let gateway = try await GatewayProcess(
+                arguments: ["--redis-url", redis.url, "--log-level", "warning"],
+                environment: ["ROOMCAST_SHUTDOWN_DRAIN_TIMEOUT_MS": "3600000"]
+            )
             let health = try await HTTPTestClient.request(port: gateway.port, path: "/healthz")
             #expect(health.status == 200)
             #expect(health.text.contains("\"ok\""))
@@ -23,11 +28,9 @@ struct ServeProcessTests {
             })
 
             gateway.process.signal(SIGTERM)
-            let start = ContinuousClock.now
-            let status = await gateway.process.exitStatus(timeout: .seconds(40))
+            // SIGKILLed, and so not 0, if it is still running after five minutes.
+            let status = await gateway.process.exitStatus(timeout: .seconds(300))
             #expect(status == 0, "output:\n\(gateway.output)")
-            // With no sockets to drain it does not wait out the 30 s drain timeout.
-            #expect(ContinuousClock.now - start < .seconds(15))
             try? FileManager.default.removeItem(atPath: gateway.logPath)
         }
     }
@@ -47,7 +50,12 @@ struct PublicRouteTests {
     @Test("health probes ignore a stray Authorization header; the API does not")
     func healthIgnoresAuthorization() async throws {
         try await TestRedis.with { redis in
-            let gateway = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
+            // A drain timeout of an hour: a shutdown that waited it out instead of ending once no
+            // socket is left would outlast the wait for the exit below by far.
+            let gateway = try await GatewayProcess(
+                arguments: ["--redis-url", redis.url, "--log-level", "warning"],
+                environment: ["ROOMCAST_SHUTDOWN_DRAIN_TIMEOUT_MS": "3600000"]
+            )
             defer { gateway.process.signal(SIGKILL) }
             let health = try await HTTPTestClient.request(port: gateway.port, path: "/healthz", headers: ["Authorization": "Bearer nonsense"])
             #expect(health.status == 200)

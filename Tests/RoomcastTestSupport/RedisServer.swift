@@ -51,6 +51,7 @@ public actor RedisServer {
     public func stop() async {
         guard let process else { return }
         self.process = nil
+        process.signal(SIGCONT)  // a frozen server would not act on SIGTERM
         await process.terminate()
     }
 
@@ -60,6 +61,17 @@ public actor RedisServer {
         self.process = nil
         process.signal(SIGKILL)
         _ = await process.exitStatus()
+    }
+
+    /// Freezes the server (SIGSTOP), as a hung machine or a link that drops packets would: its
+    /// connections stay open and nothing is answered until ``thaw()``.
+    public func freeze() {
+        process?.signal(SIGSTOP)
+    }
+
+    /// Lets a frozen server go on (SIGCONT): it answers what was sent to it meanwhile.
+    public func thaw() {
+        process?.signal(SIGCONT)
     }
 
     /// Stops and starts the server again on the same port.

@@ -8,6 +8,7 @@ The node runs with the default queue limits: `socket.outbound_queue_bytes` 4 MiB
 import json
 import os
 import socket
+import subprocess
 import struct
 import time
 import urllib.error
@@ -364,13 +365,15 @@ def test_a_drain_ends_on_time_whatever_half_sent_requests_wait(roomcast_binary, 
         assert second.recv(4096).startswith(b"HTTP/1.1 200")
         second.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
         time.sleep(0.2)  # not a synchronisation: the drain must end on time whenever it starts
-        started = time.monotonic()
         node.process.terminate()
-        node.process.wait(timeout=60)
-        elapsed = time.monotonic() - started
-        assert elapsed < 3 + 10, f"the drain took {elapsed:.1f} s"
+        # Ended by the 3 s drain timeout. A drain that waited for the half-sent requests would
+        # wait out the ten-minute idle timeout: far beyond this patience, on any machine.
+        try:
+            node.process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the drain waited for the half-sent requests")
         for connection in (first, second):
-            wait_closed(connection, within=5)
+            wait_closed(connection, within=WAIT)
     finally:
         node.stop()
 

@@ -31,8 +31,9 @@ import websocket
 from roomcast_e2e import GatewayNode, WAIT
 
 PING_INTERVAL = 1.5
-PING_TIMEOUT = 1.0
-# The reference server's cadence within 10 %, which also leaves a loaded machine its scheduling delays.
+# The reference client's grace for a late ping: a loaded machine's scheduling delays fit in it.
+PING_TIMEOUT = 4.0
+# How much sooner than due a ping or a close may come: the two clocks' reading of the same instant.
 TOLERANCE = 0.10
 
 
@@ -64,9 +65,14 @@ def connect_websocket(node, token):
     return ws, json.loads(opened[1:])
 
 
-def assert_about(measured, expected, what):
-    low, high = expected * (1 - TOLERANCE), expected * (1 + TOLERANCE)
-    assert low <= measured <= high, f"{what}: {measured:.3f} s, expected {expected:.3f} s ± 10 %"
+def assert_ping_due(measured, what):
+    """Not before `pingInterval`, and before the reference client gives up: engine.io-client's
+    `_resetPingTimeout` closes the connection when no ping comes within pingInterval + pingTimeout
+    of the last one (or of the open packet). That timer, not a guess about this machine's speed,
+    is the upper bound."""
+    assert measured >= PING_INTERVAL * (1 - TOLERANCE), f"{what}: {measured:.3f} s, sooner than pingInterval {PING_INTERVAL} s"
+    assert measured < PING_INTERVAL + PING_TIMEOUT, \
+        f"{what}: {measured:.3f} s, past pingInterval + pingTimeout ({PING_INTERVAL + PING_TIMEOUT} s): a reference client has closed"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,7 +89,8 @@ def test_pings_come_every_ping_interval_and_a_silent_client_is_closed(api, timed
     # Answer four pings at once, and in between send pongs that answer nothing: they must not
     # move the next ping (nor, below, stand in for the answer to one).
     while len(pings) < 4:
-        assert time.monotonic() - opened_at < 4 * PING_INTERVAL * (1 + TOLERANCE) + 2, f"pings so far: {pings}"
+        last = pings[-1] if pings else opened_at
+        assert time.monotonic() - last < PING_INTERVAL + PING_TIMEOUT, f"no ping in time for the reference client; pings so far: {pings}"
         try:
             frame = ws.recv()
         except websocket.WebSocketTimeoutException:
@@ -92,9 +99,9 @@ def test_pings_come_every_ping_interval_and_a_silent_client_is_closed(api, timed
         if frame == "2":
             pings.append(time.monotonic())
             ws.send("3")
-    assert_about(pings[0] - opened_at, PING_INTERVAL, "open packet to first ping")
+    assert_ping_due(pings[0] - opened_at, "open packet to first ping")
     for earlier, later in zip(pings, pings[1:]):
-        assert_about(later - earlier, PING_INTERVAL, "ping to ping")
+        assert_ping_due(later - earlier, "ping to ping")
 
     # Silent now: closed pingInterval + pingTimeout after the last pong, pingTimeout after the
     # unanswered ping. (No stray pongs here: Engine.IO pings carry no id, so a `3` sent while a
@@ -103,7 +110,7 @@ def test_pings_come_every_ping_interval_and_a_silent_client_is_closed(api, timed
     unanswered_ping = None
     closed_at = None
     while closed_at is None:
-        assert time.monotonic() - last_pong < 3 * (PING_INTERVAL + PING_TIMEOUT), "the silent client was never closed"
+        assert time.monotonic() - last_pong < PING_INTERVAL + PING_TIMEOUT + WAIT, "the silent client was never closed"
         try:
             frame = ws.recv()
         except websocket.WebSocketTimeoutException:
@@ -116,8 +123,11 @@ def test_pings_come_every_ping_interval_and_a_silent_client_is_closed(api, timed
         elif frame == "" or ws.connected is False:
             closed_at = time.monotonic()
     assert unanswered_ping is not None
-    assert_about(unanswered_ping - last_pong, PING_INTERVAL, "last pong to the unanswered ping")
-    assert_about(closed_at - last_pong, PING_INTERVAL + PING_TIMEOUT, "last pong to the close")
+    assert_ping_due(unanswered_ping - last_pong, "last pong to the unanswered ping")
+    # Not before the client's pingTimeout for the unanswered ping has passed; how much later a
+    # busy machine closes it is no client's concern.
+    assert closed_at - unanswered_ping >= PING_TIMEOUT * (1 - TOLERANCE), \
+        f"closed {closed_at - unanswered_ping:.3f} s after the unanswered ping, sooner than pingTimeout {PING_TIMEOUT} s"
 
 
 def test_python_socketio_client_stays_connected_across_heartbeats(api, timed_node):
@@ -128,7 +138,8 @@ def test_python_socketio_client_stays_connected_across_heartbeats(api, timed_nod
     sio.on("disconnect", lambda *args: disconnects.append(time.monotonic()))
     sio.connect(timed_node.url, auth={"token": account.token}, transports=["websocket"], wait_timeout=WAIT)
     try:
-        deadline = time.monotonic() + 4 * (PING_INTERVAL + PING_TIMEOUT)
+        # Four heartbeats and then some: the client's timer would have fired on any missed one.
+        deadline = time.monotonic() + 4 * PING_INTERVAL + PING_TIMEOUT
         while time.monotonic() < deadline and not disconnects:
             time.sleep(0.1)
         assert not disconnects, "the client gave up on the server's pings"
@@ -165,7 +176,6 @@ def test_pending_poll_is_released_with_a_noop_right_after_the_probe(api, node1):
             pending["result"] = poll(node1, sid, timeout=WAIT)
         except Exception as error:  # noqa: BLE001 - reported below
             pending["error"] = error
-        pending["at"] = time.monotonic()
     poller = threading.Thread(target=long_poll, daemon=True)
     poller.start()
 
@@ -173,13 +183,13 @@ def test_pending_poll_is_released_with_a_noop_right_after_the_probe(api, node1):
     try:
         ws.send("2probe")
         assert ws.recv() == "3probe"
-        probed_at = time.monotonic()
-        # engine.io-client sends the upgrade packet only once that poll has ended.
+        # engine.io-client sends the upgrade packet only once that poll has ended. Ended by the
+        # probe, it carries a noop; left to the next heartbeat (node1's pingInterval is 25 s,
+        # within this patience), it would carry the ping `2` instead.
         poller.join(timeout=WAIT)
         assert not poller.is_alive(), "the pending poll was not answered after the probe"
         assert "error" not in pending, pending
         assert pending["result"] == (200, "6")
-        assert pending["at"] - probed_at <= 0.2, f"the noop came {pending['at'] - probed_at:.3f} s after the probe"
         # A poll while the upgrade is pending ends at once with a noop too.
         assert poll(node1, sid) == (200, "6")
         ws.send("5")
