@@ -20,61 +20,30 @@ import WebSocketServer
 /// events they missed are read back from the room's or the user's stream; channels on the other
 /// shards are not held and not repaired.
 final class SocketHub: Service, Sendable {
-    /// A local socket and the user it is connected as (per-recipient events depend on it).
-    private struct Member {
+    /// A local socket and the user it is connected as (per-recipient events depend on it). A
+    /// channel holds a session once, so members are the same member when their session is.
+    private struct Member: Hashable {
         var session: SocketSession
         var user: String
-    }
 
-    /// A channel's local sessions: the first inline, as a dictionary of one allocates its
-    /// storage (about 150 bytes, memory per idle socket) and a user's channel mostly has one.
-    private struct Members {
-        private var first: Member?
-        private var others: [ObjectIdentifier: Member] = [:]
-
-        init(_ member: Member) {
-            first = member
+        /// The member to look `session` up by: the user plays no part in equality.
+        static func key(_ session: SocketSession) -> Member {
+            Member(session: session, user: "")
         }
 
-        var isEmpty: Bool { first == nil }
-        var count: Int { first == nil ? 0 : 1 + others.count }
-
-        /// Every member, in no particular order.
-        var all: [Member] {
-            guard let first else { return [] }
-            var all: [Member] = []
-            all.reserveCapacity(1 + others.count)
-            all.append(first)
-            all.append(contentsOf: others.values)
-            return all
+        static func == (lhs: Member, rhs: Member) -> Bool {
+            lhs.session === rhs.session
         }
 
-        mutating func add(_ member: Member) {
-            let key = ObjectIdentifier(member.session)
-            if let first, ObjectIdentifier(first.session) != key {
-                others[key] = member
-            } else {
-                self.first = member
-            }
-        }
-
-        /// - Returns: false when the session was not there.
-        mutating func remove(_ session: SocketSession) -> Bool {
-            let key = ObjectIdentifier(session)
-            guard let first, ObjectIdentifier(first.session) == key else {
-                guard others.removeValue(forKey: key) != nil else { return false }
-                if others.isEmpty { others = [:] }  // an emptied dictionary keeps its storage
-                return true
-            }
-            // Another moves inline, so `first` is nil only when there is none.
-            self.first = others.popFirst()?.value
-            if others.isEmpty { others = [:] }
-            return true
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(ObjectIdentifier(session))
         }
     }
 
     private struct Entry {
-        var sessions: Members
+        /// The first inline: a user's channel mostly has one session, and a set of one
+        /// allocates its storage (memory per idle socket).
+        var sessions: InlineSet<Member>
         /// Completes when Redis confirmed the subscription; nil once it did (a future kept per
         /// channel, and a node has a channel per connected user, is memory per idle socket).
         var subscribed: EventLoopFuture<Void>?
@@ -91,7 +60,7 @@ final class SocketHub: Service, Sendable {
                 held?.append(envelope)
                 return []
             }
-            return advance(past: envelope) ? sessions.all : []
+            return advance(past: envelope) ? Array(sessions) : []
         }
 
         /// Moves a channel's last offset to the envelope's; false for a repeat.
@@ -160,12 +129,12 @@ final class SocketHub: Service, Sendable {
         let member = Member(session: session, user: user.rawValue)
         let (subscribed, isNew) = index.entries.withLock { entries -> (EventLoopFuture<Void>?, Bool) in
             if var entry = entries[channel] {
-                entry.sessions.add(member)
+                entry.sessions.insert(member)
                 entries[channel] = entry
                 return (entry.subscribed, false)
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
-            entries[channel] = Entry(sessions: Members(member), subscribed: subscribed, lastOffset: nil)
+            entries[channel] = Entry(sessions: [member], subscribed: subscribed, lastOffset: nil)
             GatewayMetrics.channels(of: channel).increment()
             return (subscribed, true)
         }
@@ -185,7 +154,7 @@ final class SocketHub: Service, Sendable {
     /// Removes a session from a channel; the last one out unsubscribes the node.
     func remove(_ session: SocketSession, from channel: String) {
         index.entries.withLock { entries in
-            guard var entry = entries[channel], entry.sessions.remove(session) else { return }
+            guard var entry = entries[channel], entry.sessions.remove(.key(session)) != nil else { return }
             if entry.sessions.isEmpty {
                 entries[channel] = nil
                 _ = subscriber.startUnsubscribing([channel], deadline: .now() + .seconds(5))
@@ -223,7 +192,7 @@ final class SocketHub: Service, Sendable {
             // worthless; the next comes soon) and dropped while the link is being repaired.
             let sessions = index.entries.withLock { entries -> [Member] in
                 guard let entry = entries[message.channel], entry.held == nil else { return [] }
-                return entry.sessions.all.filter { $0.session.id != sender }
+                return entry.sessions.filter { $0.session.id != sender }
             }
             forward(envelope, to: sessions, channel: message.channel, through: batcher, readAt: start)
             return
@@ -342,7 +311,7 @@ final class SocketHub: Service, Sendable {
                 // with a hole, and their clients reconnect and recover by offset themselves.
                 let sessions = index.entries.withLock { entries in
                     entries[channel]?.held = nil
-                    return entries[channel].map { $0.sessions.all } ?? []
+                    return entries[channel].map { Array($0.sessions) } ?? []
                 }
                 logger.error("closing a channel's sockets: the events they missed could not be read", metadata: ["channel": "\(channel)"])
                 for member in sessions {
@@ -361,7 +330,7 @@ final class SocketHub: Service, Sendable {
                     ready.append(envelope)
                 }
                 entries[channel] = entry
-                let sessions = entry.sessions.all
+                let sessions = Array(entry.sessions)
                 for envelope in ready {
                     forward(envelope, to: sessions, channel: channel, through: batcher)
                 }
@@ -375,7 +344,7 @@ final class SocketHub: Service, Sendable {
             for channel in channels {
                 guard let entry = entries[channel], entry.held != nil else { continue }
                 entries[channel]?.held = nil
-                let sessions = entry.sessions.all
+                let sessions = Array(entry.sessions)
                 for envelope in entry.held ?? [] {
                     forward(envelope, to: sessions, channel: channel, through: batcher)
                 }

@@ -34,6 +34,8 @@ public struct InlineSet<Element: Hashable>: Sequence, ExpressibleByArrayLiteral 
     /// - Returns: the element removed; nil when it was not there.
     @discardableResult
     public mutating func remove(_ element: Element) -> Element? {
+        // An emptied `Set` keeps its storage: let it go, as an empty one allocates nothing.
+        defer { if others.isEmpty { others = [] } }
         guard first == element else { return others.remove(element) }
         // One of the others moves inline, so `first` is nil only when the set is empty.
         defer { first = others.popFirst() }
