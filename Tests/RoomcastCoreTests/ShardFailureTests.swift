@@ -42,10 +42,11 @@ struct ShardFailureTests {
         return (alice, bob, room, bobPort)
     }
 
-    /// A client whose commands wait an hour for a dead master: a create or a send that waited for
-    /// it, as a create did before its ack stopped waiting (``UserEvents/committedAckWait``), would
-    /// outlast ``finishing(_:within:_:)``'s patience by far; one that does not wait ends within it on
-    /// any machine. No bound on the elapsed time is needed to tell the two apart.
+    /// A client whose commands wait an hour for a master that does not answer: a create or a send
+    /// that waited for one would outlast ``finishing(_:within:_:)``'s patience by far; one that does
+    /// not wait ends within it on any machine. A killed master refuses connections at once, so
+    /// only the frozen one (``userEventWhileMasterHangs()``) can catch an ack that waits for it
+    /// (``UserEvents/committedAckWait``); the killed ones catch any other wait for the dead master.
     static func configuration(_ redis: TestRedis) throws -> RedisConfiguration {
         var configuration = try redis.configuration()
         configuration.commandTimeout = .seconds(3_600)

@@ -16,6 +16,8 @@ public struct InlineSet<Element: Hashable>: Sequence, ExpressibleByArrayLiteral 
 
     public var isEmpty: Bool { first == nil }
     public var count: Int { first == nil ? 0 : 1 + others.count }
+    /// Exact: `Array(set)` allocates its storage once (the hub copies a room's members per event).
+    public var underestimatedCount: Int { count }
 
     public func contains(_ element: Element) -> Bool {
         first == element || others.contains(element)
