@@ -1,5 +1,6 @@
 public import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// One TCP connection to Redis, shared by any number of concurrent callers.
 ///
@@ -29,35 +30,66 @@ public final class RedisConnection: Sendable {
         onPush: (@Sendable (RedisPubSubMessage) -> Void)? = nil
     ) async throws(RedisError) -> RedisConnection {
         let endpoint = configuration.endpoint
+        let tls = configuration.tls
         let connection: RedisConnection
+        let secured: EventLoopFuture<Void>?
         do {
-            connection = try await ClientBootstrap(group: eventLoop)
+            (connection, secured) = try await ClientBootstrap(group: eventLoop)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelOption(.socketOption(.so_keepalive), value: 1)
                 .connectTimeout(TimeAmount(configuration.connectTimeout))
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        var secured: EventLoopFuture<Void>?
+                        if let tls {
+                            let promise = channel.eventLoop.makePromise(of: Void.self)
+                            secured = promise.futureResult
+                            do {
+                                try pipeline.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname(for: endpoint.host)))
+                                try pipeline.addHandler(
+                                    RedisTLSHandshakeHandler(
+                                        endpoint: endpoint, tls: tls, deadline: .now() + TimeAmount(configuration.connectTimeout), promise: promise
+                                    )
+                                )
+                            } catch {
+                                promise.fail(error)
+                                throw error
+                            }
+                        }
                         let handler = RedisChannelHandler(
                             allocator: channel.allocator,
                             endpointDescription: endpoint.description,
                             onPush: onPush
                         )
-                        try channel.pipeline.syncOperations.addHandler(handler)
-                        return RedisConnection(
+                        try pipeline.addHandler(handler)
+                        let connection = RedisConnection(
                             endpoint: endpoint,
                             channel: channel,
                             handler: NIOLoopBound(handler, eventLoop: channel.eventLoop)
                         )
+                        return (connection, secured)
                     }
                 }
         } catch {
             throw RedisError(.connectionFailed, "cannot connect to \(endpoint)", underlying: error)
         }
+        if let secured {
+            do {
+                try await secured.redisResult()
+            } catch {
+                await connection.close()
+                throw error
+            }
+        }
         do {
             try await connection.handshake(configuration)
         } catch {
             await connection.close()
-            throw RedisError(.connectionFailed, "\(endpoint) refused the handshake: \(error.message)", underlying: error)
+            // A server that refuses our certificate says so after the handshake (TLS 1.3): at the
+            // first reply.
+            let reason = tls.flatMap { tls in error.underlying.map { tls.explain($0, endpoint: endpoint) } }
+            throw RedisError(.connectionFailed, reason ?? "\(endpoint) refused the handshake: \(error.message)", underlying: error)
         }
         return connection
     }
@@ -76,6 +108,11 @@ public final class RedisConnection: Sendable {
         }
         if let name = configuration.clientName {
             commands.append(RedisCommand("CLIENT", "SETNAME", name))
+        }
+        // Over TLS, one round trip at least: a server refusing the client's certificate answers
+        // the first request with an alert, and that must fail the connect, not a caller's command.
+        if commands.isEmpty, configuration.tls != nil {
+            commands.append(RedisCommand("PING"))
         }
         guard !commands.isEmpty else { return }
         let deadline = NIODeadline.now() + TimeAmount(configuration.connectTimeout)

@@ -7,7 +7,7 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case reply, timeout, connectionClosed, connectionFailed, unexpectedReply
-            case protocolError, invalidURL, clientShutdown, crossSlot
+            case protocolError, invalidURL, invalidConfiguration, clientShutdown, crossSlot
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -26,6 +26,8 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         public static let protocolError = Code(.protocolError)
         /// A `redis://` URL could not be understood.
         public static let invalidURL = Code(.invalidURL)
+        /// Settings other than the URL could not be used (a TLS file missing or unreadable).
+        public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The client was shut down.
         public static let clientShutdown = Code(.clientShutdown)
         /// In cluster mode, a command's (or script's) keys hash to more than one slot; it was not sent.
