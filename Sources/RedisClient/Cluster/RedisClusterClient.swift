@@ -28,7 +28,8 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         case refresh
     }
 
-    /// Redirections (`MOVED`, `ASK`) and retries (`TRYAGAIN`, `CLUSTERDOWN`) one command may follow.
+    /// Redirections (`MOVED`, `ASK`) one command may follow. Refusals for now (`TRYAGAIN`,
+    /// `CLUSTERDOWN`) are asked again until the command's deadline instead.
     static let maximumRedirections = 5
     /// Refreshes closer together than this are merged.
     static let minimumRefreshInterval: Duration = .milliseconds(100)
@@ -231,7 +232,8 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
     ) async throws(RedisError) -> RedisReply {
         try await waitForTopology(deadline: deadline, for: command.name)
         var redirection = first
-        var attempts = 0
+        var redirections = 0
+        var waits = 0
         while true {
             let client: RedisClient
             var asking = false
@@ -248,16 +250,21 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
                     return replies.last ?? .null
                 }
                 return try await client.sendUnmeasured(command, deadline: deadline)
-            } catch where error.code == .reply && Self.isRetryable(error.message) && attempts < Self.maximumRedirections {
-                attempts += 1
+            } catch where error.code == .reply && Self.isRedirection(error.message) && redirections < Self.maximumRedirections {
+                redirections += 1
                 redirection = ClusterRedirection(errorMessage: error.message, template: configuration.endpoint)
-                if redirection == nil {
-                    // TRYAGAIN (a multi-key command during a migration) or CLUSTERDOWN: wait a little.
-                    if error.message.hasPrefix("CLUSTERDOWN") { requestRefresh() }
-                    let pause = TimeAmount.milliseconds(Int64(20 * attempts))
-                    guard NIODeadline.now() + pause < deadline else { throw error }
-                    try? await Task.sleep(for: .milliseconds(20 * attempts))
-                }
+            } catch where error.code == .reply && Self.isRefusalForNow(error.message) {
+                // Refused before it ran, and only until the cluster is whole again: wait, within
+                // the command's own deadline, for a failover elsewhere to end. Under Redis's default
+                // `cluster-require-full-coverage yes` every master answers CLUSTERDOWN from the
+                // moment one is flagged failing until its replica is promoted; failing there would
+                // refuse the rooms of healthy masters for that moment.
+                waits += 1
+                redirection = nil
+                if error.message.hasPrefix("CLUSTERDOWN") { requestRefresh() }
+                let pause = Self.refusalPause(waits)
+                guard NIODeadline.now() + TimeAmount(pause) < deadline else { throw error }
+                try? await Task.sleep(for: pause)
             } catch {
                 noteFailure(error)
                 throw error
@@ -266,7 +273,24 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
     }
 
     private static func isRetryable(_ message: String) -> Bool {
-        message.hasPrefix("MOVED ") || message.hasPrefix("ASK ") || message.hasPrefix("TRYAGAIN") || message.hasPrefix("CLUSTERDOWN")
+        isRedirection(message) || isRefusalForNow(message)
+    }
+
+    /// `MOVED` or `ASK`: the command belongs elsewhere.
+    private static func isRedirection(_ message: String) -> Bool {
+        message.hasPrefix("MOVED ") || message.hasPrefix("ASK ")
+    }
+
+    /// `CLUSTERDOWN` (the cluster is not whole: a failover, a master restarting) or `TRYAGAIN`
+    /// (a multi-key command during a slot's migration): not run, and right to ask again shortly.
+    private static func isRefusalForNow(_ message: String) -> Bool {
+        message.hasPrefix("TRYAGAIN") || message.hasPrefix("CLUSTERDOWN")
+    }
+
+    /// The pause before asking again after the `attempt`th such refusal: 20 ms more each time, at
+    /// most 100 ms, so that the command goes through soon after the cluster is whole.
+    static func refusalPause(_ attempt: Int) -> Duration {
+        .milliseconds(min(20 * attempt, 100))
     }
 
     /// A lost or unreachable master may mean a failover: read the map again.
