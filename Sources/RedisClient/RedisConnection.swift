@@ -141,6 +141,33 @@ public final class RedisConnection: Sendable {
         return reply
     }
 
+    /// Sends one command, after `ASKING` when `asking` (a cluster's redirection during a slot's
+    /// migration), and followed by `WAIT` when `durability` asks replicas to confirm it: all in
+    /// one write, on this connection, so that `WAIT` covers this very write.
+    /// - Throws: ``RedisError/Code/reply`` for the command's error reply;
+    ///   ``RedisError/Code/notReplicated`` when fewer replicas than asked confirmed it in time.
+    func send(_ command: RedisCommand, asking: Bool, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        let wait = durability.waitArguments
+        guard asking || wait != nil else { return try await send(command, deadline: deadline) }
+        var commands = asking ? [RedisCommand("ASKING"), command] : [command]
+        if let wait { commands.append(RedisCommand("WAIT", wait.replicas, wait.milliseconds)) }
+        let replies = try await pipeline(commands, deadline: deadline)
+        let reply = replies[asking ? 1 : 0]
+        if case .error(let message) = reply { throw RedisError(.reply, message) }
+        if let wait {
+            guard case .integer(let confirmed) = replies[replies.count - 1] else {
+                throw .unexpected(replies[replies.count - 1], expected: "WAIT's count of replicas")
+            }
+            guard confirmed >= wait.replicas else {
+                throw RedisError(
+                    .notReplicated,
+                    "\(endpoint) applied \(command.name), but \(confirmed) of the \(wait.replicas) replicas asked for confirmed it within \(wait.milliseconds) ms"
+                )
+            }
+        }
+        return reply
+    }
+
     /// Sends several commands in one write and returns their replies in order.
     ///
     /// Error replies stay in the array as ``RedisReply/error(_:)``: one failed command does not

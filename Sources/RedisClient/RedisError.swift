@@ -8,6 +8,7 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case reply, timeout, connectionClosed, connectionFailed, unexpectedReply
             case protocolError, invalidURL, invalidConfiguration, clientShutdown, crossSlot
+            case notReplicated
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -32,6 +33,10 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         public static let clientShutdown = Code(.clientShutdown)
         /// In cluster mode, a command's (or script's) keys hash to more than one slot; it was not sent.
         public static let crossSlot = Code(.crossSlot)
+        /// A write asked to reach replicas (``RedisWriteDurability/replicas(_:timeout:)``) was
+        /// applied by the master, but fewer replicas than asked confirmed it in time: it may be
+        /// lost if the master fails now.
+        public static let notReplicated = Code(.notReplicated)
 
         public var description: String { base.rawValue }
     }

@@ -127,8 +127,10 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredPipeline(commands, timeout: timeout)
     }
 
-    public func evaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply {
-        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout)
+    public func evaluate(
+        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
+    ) async throws(RedisError) -> RedisReply {
+        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout, durability: durability)
     }
 
     /// Every master loads the scripts.
@@ -161,10 +163,11 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         if failures.count == nodes.count, let failure = failures.first { throw failure }
     }
 
-    /// Sends one command to the master of its slot, following redirections.
-    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+    /// Sends one command to the master of its slot, following redirections; `WAIT` follows it
+    /// on the same connection (of the master that applied it) when `durability` asks for replicas.
+    func sendUnmeasured(_ command: RedisCommand, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
         let slot = try command.slot()
-        return try await send(command, slot: slot, deadline: deadline, redirection: nil)
+        return try await send(command, slot: slot, durability: durability, deadline: deadline, redirection: nil)
     }
 
     /// Splits a pipeline by master, sends the parts at once and puts the replies back in order.
@@ -201,7 +204,7 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
             guard case .error(let message) = replies[index], Self.isRetryable(message) else { continue }
             let redirection = ClusterRedirection(errorMessage: message, template: configuration.endpoint)
             do {
-                replies[index] = try await send(commands[index], slot: slots[index], deadline: deadline, redirection: redirection)
+                replies[index] = try await send(commands[index], slot: slots[index], durability: .master, deadline: deadline, redirection: redirection)
             } catch where error.code == .reply {
                 replies[index] = .error(error.message)
             }
@@ -227,6 +230,7 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
     private func send(
         _ command: RedisCommand,
         slot: HashSlot?,
+        durability: RedisWriteDurability,
         deadline: NIODeadline,
         redirection first: ClusterRedirection?
     ) async throws(RedisError) -> RedisReply {
@@ -244,12 +248,7 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
                 client = try target(for: slot, name: command.name).client
             }
             do throws(RedisError) {
-                if asking {
-                    let replies = try await client.pipelineUnmeasured([RedisCommand("ASKING"), command], deadline: deadline)
-                    if case .error(let message) = replies.last { throw RedisError(.reply, message) }
-                    return replies.last ?? .null
-                }
-                return try await client.sendUnmeasured(command, deadline: deadline)
+                return try await client.sendUnmeasured(command, asking: asking, durability: durability, deadline: deadline)
             } catch where error.code == .reply && Self.isRedirection(error.message) && redirections < Self.maximumRedirections {
                 redirections += 1
                 redirection = ClusterRedirection(errorMessage: error.message, template: configuration.endpoint)
