@@ -14,6 +14,12 @@ extension GatewaySettings {
         public static let redisURL = "redis.url"
         public static let redisPoolSize = "redis.pool_size"
         public static let redisCommandTimeout = "redis.command_timeout_ms"
+        public static let redisTLSCAFile = "redis.tls.ca_file"
+        public static let redisTLSCertificateFile = "redis.tls.cert_file"
+        public static let redisTLSKeyFile = "redis.tls.key_file"
+        public static let redisTLSServerName = "redis.tls.server_name"
+        public static let redisWaitReplicas = "redis.wait_replicas"
+        public static let redisWaitTimeout = "redis.wait_timeout_ms"
         public static let logLevel = "log.level"
         public static let logFormat = "log.format"
         public static let jwtSecret = "jwt.secret"
@@ -99,6 +105,8 @@ extension GatewaySettings {
         if let milliseconds = try Self.integer(reader, Key.redisCommandTimeout, in: 1...600_000) {
             redis.commandTimeout = .milliseconds(milliseconds)
         }
+        try readRedisTLS(reader)
+        try readRedisWait(reader)
         if let level = reader.string(forKey: Self.configKey(Key.logLevel)) {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
@@ -189,6 +197,41 @@ extension GatewaySettings {
         }
         try readNotifications(reader)
         try readNode(reader)
+    }
+
+    /// `redis.tls.*`: files and a name for a `rediss://` or `rediss-cluster://` URL, which alone
+    /// means TLS with the system's trust store. The files are read here: a missing one stops
+    /// start-up, naming its setting.
+    private mutating func readRedisTLS(_ reader: ConfigReader) throws(ConfigurationError) {
+        let keys = [Key.redisTLSCAFile, Key.redisTLSCertificateFile, Key.redisTLSKeyFile, Key.redisTLSServerName]
+        let values = keys.map { reader.string(forKey: Self.configKey($0)).flatMap { $0.isEmpty ? nil : $0 } }
+        guard let first = zip(keys, values).first(where: { $0.1 != nil })?.0 else { return }
+        guard redis.tls != nil else {
+            throw ConfigurationError(key: first, reason: "applies to TLS connections: use a rediss:// or rediss-cluster:// redis.url")
+        }
+        do {
+            redis.tls = try RedisTLS(caFile: values[0], certificateFile: values[1], privateKeyFile: values[2], serverName: values[3])
+        } catch {
+            // The message names the file; the key is the first setting it could be.
+            let culprit = zip(keys, values).first { key, value in value.map { error.message.contains($0) } ?? false }?.0
+            throw ConfigurationError(key: culprit ?? first, reason: error.message)
+        }
+    }
+
+    /// `redis.wait_replicas`, `redis.wait_timeout_ms`: an acknowledged change waits until that many
+    /// replicas have it (`WAIT`), else it is answered `unavailable`. Off (0) by default.
+    private mutating func readRedisWait(_ reader: ConfigReader) throws(ConfigurationError) {
+        let replicas = try Self.integer(reader, Key.redisWaitReplicas, in: 0...16) ?? 0
+        var timeout: Duration = .milliseconds(500)
+        if let milliseconds = try Self.integer(reader, Key.redisWaitTimeout, in: 1...600_000) {
+            timeout = .milliseconds(milliseconds)
+        }
+        guard replicas > 0 else { return }
+        // WAIT holds the command's connection: past the command timeout the connection would close.
+        guard timeout < redis.commandTimeout else {
+            throw ConfigurationError(key: Key.redisWaitTimeout, reason: "must be shorter than \(Key.redisCommandTimeout) (\(redis.commandTimeout))")
+        }
+        redis.writeDurability = .replicas(replicas, timeout: timeout)
     }
 
     private mutating func readNode(_ reader: ConfigReader) throws(ConfigurationError) {
