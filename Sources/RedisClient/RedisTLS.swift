@@ -39,6 +39,8 @@ public struct RedisTLS: Sendable {
         }
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = .fullVerification
+        // What Redis itself offers by default (`tls-protocols "TLSv1.2 TLSv1.3"`).
+        configuration.minimumTLSVersion = .tlsv12
         if let caFile {
             try Self.checkReadable(caFile, "CA file")
             do {
