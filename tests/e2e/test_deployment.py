@@ -30,8 +30,10 @@ ENV_EXAMPLE = os.path.join(DOCKER, "roomcast.env.example")
 CLUSTER_SCHEME = "redis-cluster://"
 # The secrets the compose files take from docker/.env (compose's `${NAME:?message}`).
 SECRET = re.compile(r"\$\{(ROOMCAST_[A-Z_]+):\?[^}]*\}")
-# What the template's names are filled in with, as the nginx image's entrypoint does.
-IMAGE_SETS = {"NGINX_LOCAL_RESOLVERS": "NGINX_ENTRYPOINT_LOCAL_RESOLVERS"}
+# A template name that a script the compose files mount into the nginx image's
+# /docker-entrypoint.d sets (the entrypoint sources *.envsh before it renders the templates).
+RESOLVER_SCRIPT = os.path.join(DOCKER, "nginx", "roomcast-resolver.envsh")
+SCRIPT_SETS = {"ROOMCAST_NGINX_RESOLVER": RESOLVER_SCRIPT}
 
 
 def interpolate(text, values):
@@ -227,6 +229,38 @@ def test_redis_lets_in_only_the_acl_user_with_the_password_of_docker_env(compose
     assert all(value == "" for value in example.values()), "the example holds a secret"
 
 
+def sets_by_script(nginx, name):
+    """Whether the nginx service mounts the script that sets `name` where the image's entrypoint
+    sources it before rendering the templates."""
+    script = SCRIPT_SETS.get(name)
+    return script is not None and os.access(script, os.X_OK) and any(
+        os.path.normpath(os.path.join(DOCKER, source)) == script and re.fullmatch(r"/docker-entrypoint\.d/1\d-[\w.-]+\.envsh", target)
+        for source, target, *_ in mounts(nginx))
+
+
+def resolver_of(resolv_conf, preset=None):
+    """What the resolver script sets, given that /etc/resolv.conf text (and a value set before)."""
+    with open(RESOLVER_SCRIPT, encoding="utf-8") as handle:
+        script = handle.read()
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as conf:
+        conf.write(resolv_conf)
+    try:
+        env = {"PATH": os.environ["PATH"], **({"ROOMCAST_NGINX_RESOLVER": preset} if preset else {})}
+        result = subprocess.run(["sh", "-c", script.replace("/etc/resolv.conf", conf.name) + '\nprintf %s "$ROOMCAST_NGINX_RESOLVER"'],
+                                env=env, capture_output=True, text=True, check=True)
+        return result.stdout
+    finally:
+        os.unlink(conf.name)
+
+
+def test_the_resolver_script_picks_the_runtime_dns():
+    # podman: aardvark-dns first, then the host's nameservers, which know no service names.
+    assert resolver_of("search dns.podman\nnameserver 10.89.0.1\nnameserver 10.255.255.53\n") == "10.89.0.1"
+    assert resolver_of("nameserver 127.0.0.11\noptions ndots:0\n") == "127.0.0.11"
+    assert resolver_of("nameserver fd00::1\nnameserver 10.0.0.1\n") == "[fd00::1]"
+    assert resolver_of("nameserver 127.0.0.11\n", preset="10.0.0.53 valid=30s") == "10.0.0.53 valid=30s"
+
+
 def template_names(path):
     with open(path, encoding="utf-8") as handle:
         return set(re.findall(r"\$\{([A-Z0-9_]+)\}", handle.read()))
@@ -241,10 +275,10 @@ def test_nginx_sends_to_a_name_every_node_answers_to(compose):
         aliases = service.get("networks", {}).get("default", {}).get("aliases", [])
         assert host in aliases, f"{name} is not reached as {host}"
         assert port in [str(p) for p in service.get("expose", [])], f"{name} does not expose {port}"
-    # Every ${NAME} in the template is set for the nginx service (or by the image's entrypoint,
-    # when asked), and the envsubst filter lets it through.
+    # Every ${NAME} in the template is set for the nginx service or by a script it mounts into the
+    # entrypoint's folder, and the envsubst filter lets it through.
     for name in template_names(TEMPLATE):
-        assert name in env or env.get(IMAGE_SETS.get(name)), f"the template uses ${{{name}}}, which the nginx service does not set"
+        assert name in env or sets_by_script(nginx, name), f"the template uses ${{{name}}}, which the nginx service does not set"
         assert re.search(env["NGINX_ENVSUBST_FILTER"], name), f"NGINX_ENVSUBST_FILTER leaves ${{{name}}} as it is"
     assert any(os.path.normpath(os.path.join(DOCKER, source)) == TEMPLATE
                and target.startswith("/etc/nginx/templates/") and target.endswith(".template")
@@ -261,7 +295,7 @@ def test_nginx_looks_the_nodes_up_again_and_keeps_no_connection_to_them():
         with open(path, encoding="utf-8") as handle:
             template = handle.read()
         assert not re.search(r"^\s*upstream\s", template, re.M), path
-        assert re.search(r"^resolver \$\{NGINX_LOCAL_RESOLVERS\} valid=\d+s ipv6=off;$", template, re.M), path
+        assert re.search(r"^resolver \$\{ROOMCAST_NGINX_RESOLVER\} valid=\d+s ipv6=off;$", template, re.M), path
         assert re.search(r"^\s*set \$roomcast_nodes \$\{ROOMCAST_NODES\};$", template, re.M), path
         assert re.findall(r"proxy_pass\s+([^;]+);", template) == ["http://$roomcast_nodes"], path
         upgrade_map = re.search(r"map \$http_upgrade \$roomcast_connection_upgrade \{(.*?)\}", template, re.S).group(1)
@@ -289,9 +323,9 @@ def test_the_tls_override_swaps_the_template_and_fills_it_in(compose):
     assert any(os.path.normpath(os.path.join(DOCKER, source)) == TLS_TEMPLATE and target == base_target
                for source, target, *_ in mounts(nginx))
     for name in template_names(TLS_TEMPLATE):
-        assert name in env or env.get(IMAGE_SETS.get(name)), f"the TLS template uses ${{{name}}}, which nothing sets"
+        assert name in env or sets_by_script(compose["services"]["nginx"], name), f"the TLS template uses ${{{name}}}, which nothing sets"
         assert re.search(env["NGINX_ENVSUBST_FILTER"], name)
-    certificate_folder = next(target for _, target, *_ in mounts(nginx) if target != base_target)
+    certificate_folder = next(target for _, target, *_ in mounts(nginx) if target != base_target and not target.endswith(".envsh"))
     for name in ("ROOMCAST_TLS_CERTIFICATE", "ROOMCAST_TLS_CERTIFICATE_KEY"):
         assert os.path.dirname(env[name]) == certificate_folder, name
     published = [str(port).split(":")[-1] for port in nginx["ports"]]
@@ -318,8 +352,8 @@ def test_nginx_accepts_the_config_compose_renders(compose, tls):
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
                         "-keyout", env["ROOMCAST_TLS_CERTIFICATE_KEY"], "-out", env["ROOMCAST_TLS_CERTIFICATE"]],
                        check=True, capture_output=True)
-    # What the image's entrypoint would find in the container's /etc/resolv.conf (Docker's DNS).
-    env["NGINX_LOCAL_RESOLVERS"] = "127.0.0.11"
+    # What the resolver script would find in the container's /etc/resolv.conf (Docker's DNS).
+    env["ROOMCAST_NGINX_RESOLVER"] = "127.0.0.11"
     env["ROOMCAST_NGINX_PORT"] = "127.0.0.1:" + env["ROOMCAST_NGINX_PORT"]
     try:
         with open(os.path.join(directory, "site.conf"), "w", encoding="utf-8") as handle:

@@ -53,7 +53,7 @@ class Nginx:
             "ROOMCAST_NGINX_PORT": f"127.0.0.1:{self.port}",
             "ROOMCAST_NODES": UPSTREAM,
             # Never asked: an upstream block's name is not looked up.
-            "NGINX_LOCAL_RESOLVERS": "127.0.0.1",
+            "ROOMCAST_NGINX_RESOLVER": "127.0.0.1",
         })
         servers = "".join(f"    server {upstream};\n" for upstream in upstreams)
         with open(os.path.join(self.directory, "roomcast.conf"), "w", encoding="utf-8") as handle:
