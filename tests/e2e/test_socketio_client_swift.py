@@ -65,8 +65,9 @@ class SwiftSocket:
     """One engine of the library over a WebSocket: it answers pings as the library does and
     keeps every packet it received, in order."""
 
-    def __init__(self, node, sid=None):
-        query = "transport=websocket&EIO=4" + (f"&sid={sid}" if sid else "")
+    def __init__(self, node, sid=None, connect_params=""):
+        """`connect_params`: `&key=value…`, placed as the library places `.connectParams`."""
+        query = "transport=websocket" + connect_params + "&EIO=4" + (f"&sid={sid}" if sid else "")
         self.ws = websocket.create_connection(f"ws://127.0.0.1:{node.port}/socket.io/?{query}", timeout=WAIT)
         self.received = []
         self.next_ack = 0
@@ -174,6 +175,19 @@ def test_websocket_session_join_refresh_and_recovery(api, node1, node2):
     replayed_ids = [payload["element"]["id"] for name, payload in replayed if name == "element:created"]
     assert replayed_ids == [missed["id"]], replayed
     again.close()
+
+
+def test_the_token_in_connect_params_with_an_empty_connect(api, node1):
+    """The quickstart's alternative, `.connectParams(["token": jwt])` with `connect()`: the token
+    in the query between `transport` and `EIO`, and the CONNECT `40/,` with no payload."""
+    alice = api.register("swift")
+    socket = SwiftSocket(node1, connect_params=f"&token={alice.token}")
+    socket.open()
+    socket.ws.send("40/,")
+    assert socket.next().startswith("40{"), socket.received
+    left, _ = socket.emit_with_ack("room:leave", {"roomId": "r_none"})
+    assert left == {"data": {"roomId": "r_none"}}, left
+    socket.close()
 
 
 def test_an_expired_payload_token_is_refused_and_a_fresh_one_connects(api, node1):
