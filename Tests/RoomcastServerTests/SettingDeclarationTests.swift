@@ -54,6 +54,28 @@ struct SettingDeclarationTests {
         try Self.expectCurrent("config/roomcast.yaml", GatewaySettings.sampleYAML(), regeneratedBy: GatewaySettings.sampleCommand)
     }
 
+    @Test("every setting README.md and docs/ name is a declared one")
+    func documentedKeysExist() throws {
+        let sections = Set(GatewaySettings.sections.compactMap(\.name))
+        let declared = Set(GatewaySettings.sections.flatMap(\.settings).map(\.key))
+        // Code that looks like a key: Lua's redis.call, the Socket.IO client's package.
+        let notSettings: Set = ["redis.call", "socket.io"]
+        var files = ["README.md"]
+        let docs = Self.repository.appendingPathComponent("docs")
+        for case let url as URL in FileManager.default.enumerator(at: docs, includingPropertiesForKeys: nil) ?? .init()
+        where url.pathExtension == "md" {
+            files.append(String(url.path.dropFirst(Self.repository.path.count + 1)))
+        }
+        #expect(files.count > 5)
+        for file in files {
+            let text = try String(contentsOf: Self.repository.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /`([a-z]+)\.([a-z_]+)`/) where sections.contains(String(match.1)) {
+                let key = "\(match.1).\(match.2)"
+                #expect(declared.contains(key) || notSettings.contains(key), "\(file) names `\(key)`, which is not a setting")
+            }
+        }
+    }
+
     @Test("the sample reads back as the defaults, and names every key")
     func sampleIsTheDefaults() async throws {
         let path = Self.repository.appendingPathComponent("config/roomcast.yaml").path
