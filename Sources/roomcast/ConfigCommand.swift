@@ -2,37 +2,40 @@ import ArgumentParser
 import Foundation
 import RoomcastServer
 
-/// `roomcast config`: what the settings' declarations produce, for the docs and the sample file.
+/// `roomcast config reference|sample`: what the settings' declarations produce, for the docs and
+/// the sample file.
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
-        abstract: "Print the configuration reference or a sample settings file.",
-        subcommands: [ConfigReferenceCommand.self, ConfigSampleCommand.self]
-    )
-}
-
-/// `roomcast config reference`.
-struct ConfigReferenceCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "reference",
-        abstract: "Print every setting as Markdown: key, environment variable, flag, default, values, meaning.",
-        discussion: "docs/operations/configuration.md is this output: \(GatewaySettings.referenceCommand)"
+        abstract: "Print the configuration reference or a sample settings file, made from the settings' declarations.",
+        discussion: """
+            docs/operations/configuration.md is `roomcast config reference`, config/roomcast.yaml is \
+            `roomcast config sample`.
+            """
     )
 
-    func run() {
-        FileHandle.standardOutput.write(Data(GatewaySettings.referenceMarkdown().utf8))
+    /// What to print.
+    enum Document: String, ExpressibleByArgument, CaseIterable {
+        /// Every setting as Markdown: key, environment variable, flag, default, values, meaning.
+        case reference
+        /// A YAML settings file with every key at its default, each explained in a comment.
+        case sample
     }
-}
 
-/// `roomcast config sample`.
-struct ConfigSampleCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "sample",
-        abstract: "Print a YAML settings file with every key at its default, each explained in a comment.",
-        discussion: "config/roomcast.yaml is this output: \(GatewaySettings.sampleCommand)"
+    @Argument(
+        help: """
+            reference: every setting as Markdown (key, environment variable, flag, default, values, meaning); \
+            sample: a YAML file with every key at its default, each explained.
+            """
     )
+    var document: Document
 
     func run() {
-        FileHandle.standardOutput.write(Data(GatewaySettings.sampleYAML().utf8))
+        let text =
+            switch document {
+            case .reference: GatewaySettings.referenceMarkdown()
+            case .sample: GatewaySettings.sampleYAML()
+            }
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 }
