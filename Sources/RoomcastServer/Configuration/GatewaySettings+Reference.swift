@@ -57,7 +57,8 @@ extension GatewaySettings {
                     "`\(setting.key)`",
                     "`\(setting.environmentVariable)`",
                     setting.flag.map { "`--\($0)`" } ?? "",
-                    setting.defaultValue.map { "`\(setting.yaml($0))`" } ?? setting.whenUnset ?? "none",
+                    setting.defaultValue.map { "`\(setting.yaml($0))`" + (setting.readable($0).map { " (\($0))" } ?? "") }
+                        ?? setting.whenUnset ?? "none",
                     [setting.allowed, setting.unit].compactMap { $0 }.joined(separator: " "),
                     setting.meaning,
                 ]
@@ -193,6 +194,28 @@ extension GatewaySettings.Section {
 }
 
 extension GatewaySettings.Setting {
+    /// A number of milliseconds, seconds or bytes in the largest unit that holds it exactly
+    /// (`604800` seconds: `7 days`); `nil` when that says nothing more.
+    func readable(_ value: String) -> String? {
+        guard let number = Int(value), number > 0 else { return nil }
+        let units: [(size: Int, name: String)]
+        let count: Int
+        switch unit {
+        case "ms", "s":
+            count = unit == "s" ? number * 1000 : number
+            units = [(86_400_000, "day"), (3_600_000, "h"), (60_000, "min"), (1000, "s")]
+        case "bytes":
+            count = number
+            units = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        default:
+            return nil
+        }
+        guard let (size, name) = units.first(where: { count >= $0.size && count % $0.size == 0 }) else { return nil }
+        let amount = count / size
+        let text = "\(amount) \(name)" + (name == "day" && amount != 1 ? "s" : "")
+        return unit == "s" && name == "s" ? nil : text
+    }
+
     /// `value` as a YAML scalar: numbers and booleans plain, text plain when YAML reads it back
     /// as the same text, else quoted.
     func yaml(_ value: String) -> String {

@@ -385,7 +385,7 @@ extension GatewaySettings {
             .retired(
                 "ttl_ms",
                 reason: "was replaced: a crashed node's presence now goes with its registry entry (node.ttl_ms); members' own expiry is presence.backstop_ms",
-                "Replaced by `node.ttl_ms` (a crashed node's presence goes with its registry entry) and `presence.backstop_ms`."
+                "`node.ttl_ms` (a crashed node's presence goes with its registry entry) and `presence.backstop_ms` (a member's own expiry)."
             ),
         ]
     )
