@@ -141,6 +141,21 @@ struct SettingDeclarationTests {
         }
     }
 
+    @Test("a secret's value is never shown: a secret text shows its length, the Redis URL no credentials")
+    func secretsAreNotShown() async throws {
+        let secrets = Self.settings.filter(\.isSecret)
+        #expect(Set(secrets.map(\.key)) == ["redis.url", "jwt.secret", "notifications.service_key"])
+        let password = "hunter2-but-longer-than-thirty-two-bytes"
+        let loaded = try await Self.load([
+            "ROOMCAST_REDIS_URL": "redis://admin:\(password)@redis.internal:6380", "ROOMCAST_JWT_SECRET": password,
+            "ROOMCAST_NOTIFICATIONS_SERVICE_KEY": password,
+        ])
+        for setting in secrets {
+            let shown = try #require(setting.value(in: loaded), "\(setting.key)")
+            #expect(!shown.contains("hunter2") && !shown.contains("admin"), "\(setting.key) shows \(shown)")
+        }
+    }
+
     @Test("each setting's default, written out, reads back as the default")
     func defaultsReadBack() async throws {
         for setting in Self.settings {

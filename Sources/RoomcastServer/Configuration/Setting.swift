@@ -46,7 +46,7 @@ extension GatewaySettings {
         public var defaultValue: String? { render(GatewaySettings()) }
 
         /// The value `settings` holds, as it would be written; `nil` when unset. Secrets are never
-        /// rendered: `redis.url` shows no credentials.
+        /// shown: a secret text shows its length only, `redis.url` no credentials.
         public func value(in settings: GatewaySettings) -> String? { render(settings) }
 
         /// Why a value was refused; the reader adds the key.
@@ -149,7 +149,7 @@ extension GatewaySettings {
         ) -> Setting {
             value(
                 name, field, allowed: allowed, flag: flag, secret: secret, whenUnset: whenUnset, example: example, isText: true, meaning,
-                parse: parse, render: { $0 }
+                parse: parse, render: { secret ? "(secret, \($0.utf8.count) bytes)" : $0 }
             )
         }
 
