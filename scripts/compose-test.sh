@@ -47,7 +47,7 @@
 #
 # Everything it starts is removed on exit, failed or not (compose down -v of both projects, then
 # any container, pod, volume or network left with their compose labels); the base images stay.
-# Times on a 2-core machine: see README ("Docker").
+# Times on a 2-core machine: docs/operations/deployment.md ("How this is tested").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
