@@ -110,7 +110,7 @@ public struct Gateway: Sendable {
     /// Builds the node's stores, services and router; nothing connects or listens until they run.
     /// - Throws: ``ConfigurationError`` for unreadable push settings.
     func assemble(secret: String) throws -> Assembly {
-        var redisConfiguration = settings.redis
+        var redisConfiguration = try settings.redisClientConfiguration()
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         // The Redis client's metrics in the server's namespace, as every other metric.
         redisConfiguration.metricsPrefix = "roomcast_"
@@ -192,7 +192,7 @@ public struct Gateway: Sendable {
         MetricsRoutes().register(on: router)
         ConsoleRoutes().register(on: router)
         // Public like the console: a stray or stale token must not keep a client from the contract.
-        OpenAPIRoutes().register(on: router)
+        OpenAPIRoutes(servesInternalNotifications: settings.notifications.serviceKey != nil).register(on: router)
         let engineIO = EngineIOServer(
             path: "/socket.io", settings: settings.socket.engineIO, socketIO: settings.socket.socketIO,
             application: GatewaySocketApplication(services: socketServices),
@@ -249,12 +249,12 @@ public struct Gateway: Sendable {
             default: endpoint = try APNsEndpoint(url: apns.endpoint)
             }
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.apnsEndpoint, reason: "\(error)")
+            throw ConfigurationError(key: "apns.endpoint", reason: "\(error)")
         }
         do {
             key = try APNsSigningKey(contentsOfFile: apns.keyPath)
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.apnsKeyPath, reason: "\(error)")
+            throw ConfigurationError(key: "apns.key_path", reason: "\(error)")
         }
         let client = APNsClient(
             configuration: APNsConfiguration(
@@ -272,13 +272,13 @@ public struct Gateway: Sendable {
         do {
             account = try FCMServiceAccount(contentsOfFile: fcm.serviceAccountPath)
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.fcmServiceAccountPath, reason: "\(error)")
+            throw ConfigurationError(key: "fcm.service_account_path", reason: "\(error)")
         }
         // Each URL on its own, so the error names the setting that holds the bad one.
         do {
             _ = try FCMConfiguration(serviceAccount: account, endpointURL: fcm.endpoint, tokenURI: FCMConfiguration.productionURL)
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.fcmEndpoint, reason: "\(error)")
+            throw ConfigurationError(key: "fcm.endpoint", reason: "\(error)")
         }
         let configuration: FCMConfiguration
         do {
@@ -287,7 +287,7 @@ public struct Gateway: Sendable {
             )
         } catch {
             // Without fcm.token_uri, the key file's token_uri is the bad one.
-            throw ConfigurationError(key: fcm.tokenURI == nil ? GatewaySettings.Key.fcmServiceAccountPath : GatewaySettings.Key.fcmTokenURI, reason: "\(error)")
+            throw ConfigurationError(key: fcm.tokenURI == nil ? "fcm.service_account_path" : "fcm.token_uri", reason: "\(error)")
         }
         let client = FCMClient(configuration: configuration, logger: logger.with(label: "fcm"))
         return (PushToken.fcm, FCMPushSender(client: client), fcm.requestTimeout)
