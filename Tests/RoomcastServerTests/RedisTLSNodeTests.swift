@@ -7,7 +7,10 @@ import Testing
 /// the server's certificate is refused, our client certificate is, or the password is wrong, the
 /// node starts anyway, logs the cause, answers `/readyz` 503, keeps retrying, and is ready once
 /// Redis is right. A TLS file it cannot read stops start-up naming the setting.
-@Suite("roomcast serve on Redis over TLS", .serialized)
+@Suite(
+    "roomcast serve on Redis over TLS", .serialized,
+    .disabled(if: TestRedis.Mode.selected == .cluster, "starts TLS servers and a TLS cluster of its own: runs in the standalone pass")
+)
 struct RedisTLSNodeTests {
     struct Certificates {
         let directory: URL
