@@ -67,10 +67,7 @@ struct DurableWriteTests {
                     #expect(try await client.evaluate(Self.write, keys: [key], arguments: ["v"], durability: durable).string == "done", "\(key)")
                 }
                 let victim = cluster.servers[0]
-                guard let replica = try await Self.replica(of: victim, in: cluster) else {
-                    Issue.record("no replica of \(victim.port)")
-                    return
-                }
+                let replica = try await cluster.replica(of: victim)
                 await replica.freeze()
                 var onVictim = 0
                 for key in keys {
@@ -87,13 +84,5 @@ struct DurableWriteTests {
                 await replica.thaw()
             }
         }
-    }
-
-    /// The replica of `master`, as the replicas' `INFO replication` says.
-    static func replica(of master: RedisServer, in cluster: RedisCluster) async throws -> RedisServer? {
-        for replica in cluster.replicas where try await cluster.cli(port: replica.port, ["INFO", "replication"]).contains("master_port:\(master.port)") {
-            return replica
-        }
-        return nil
     }
 }

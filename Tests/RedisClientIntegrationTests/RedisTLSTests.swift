@@ -12,46 +12,8 @@ import Testing
 /// server is right.
 @Suite("Redis over TLS", .serialized)
 struct RedisTLSTests {
-    /// An authority and a server certificate for 127.0.0.1 and localhost, signed by it; a client
-    /// certificate too.
-    struct Certificates {
-        let directory: URL
-        let authority: TestCertificateAuthority
-        let server: TestCertificate
-        let client: TestCertificate
-
-        static func make() async throws -> Certificates {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-test-redis.tls-\(UUID().uuidString.prefix(8))")
-            let authority = try await TestCertificateAuthority(name: "roomcast-test-ca", in: directory)
-            return Certificates(
-                directory: directory,
-                authority: authority,
-                server: try await authority.issue("server", dnsNames: ["localhost"], addresses: ["127.0.0.1"]),
-                client: try await authority.issue("client")
-            )
-        }
-
-        /// A client configuration for `url` trusting this authority, with test timeouts.
-        func configuration(url: String, clientCertificate: Bool = true, serverName: String? = nil) throws -> RedisConfiguration {
-            var configuration = try testConfiguration(url: url)
-            configuration.tls = try RedisTLS(
-                caFile: authority.certificateFile,
-                certificateFile: clientCertificate ? client.certificateFile : nil,
-                privateKeyFile: clientCertificate ? client.keyFile : nil,
-                serverName: serverName
-            )
-            return configuration
-        }
-
-        func remove() {
-            try? FileManager.default.removeItem(at: directory)
-        }
-    }
-
-    static func withCertificates<Result>(_ body: (Certificates) async throws -> Result) async throws -> Result {
-        let certificates = try await Certificates.make()
-        defer { certificates.remove() }
-        return try await body(certificates)
+    static func withCertificates<Result>(_ body: (TestTLSFiles) async throws -> Result) async throws -> Result {
+        try await TestTLSFiles.with(body)
     }
 
     /// What connecting once answers: the error a pool logs and retries after.
@@ -70,13 +32,10 @@ struct RedisTLSTests {
         try await Self.withCertificates { certificates in
             try await RedisServer.with(tls: .init(certificate: certificates.server, authClients: true)) { server in
                 #expect(server.url.hasPrefix("rediss://"))
-                var configuration = try certificates.configuration(url: server.url)
-                configuration.clientName = "roomcast-tls-test"
-                let recorder = EventRecorder()
-                let subscriber = RedisSubscriber(configuration: configuration) { recorder.record($0) }
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { await subscriber.run() }
-                    defer { group.cancelAll() }
+                var named = try certificates.configuration(url: server.url)
+                named.clientName = "roomcast-tls-test"
+                let configuration = named
+                try await withRecordedSubscriber(configuration) { subscriber, recorder in
                     try await withClient(configuration) { client in
                         #expect(try await client.send("SET", "over", "tls") == .status("OK"))
                         #expect(try await client.send("GET", "over").string == "tls")
@@ -219,11 +178,7 @@ struct RedisTLSTests {
                 let configuration = try certificates.configuration(url: cluster.url)
                 #expect(configuration.isCluster && configuration.tls != nil)
                 let channels = (0..<6).map { "room:{tls\($0)}:events" }
-                let recorder = EventRecorder()
-                let subscriber = RedisSubscriber(configuration: configuration) { recorder.record($0) }
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { await subscriber.run() }
-                    defer { group.cancelAll() }
+                try await withRecordedSubscriber(configuration) { subscriber, recorder in
                     try await withClient(configuration) { client in
                         let keys = (0..<12).map { "key:{\($0)}" }
                         let sets = try await client.pipeline(keys.map { RedisCommand("SET", $0, $0) })
@@ -248,5 +203,19 @@ struct RedisTLSTests {
                 }
             }
         }
+    }
+}
+
+extension TestTLSFiles {
+    /// A client configuration for `url` trusting this authority, with test timeouts.
+    func configuration(url: String, clientCertificate: Bool = true, serverName: String? = nil) throws -> RedisConfiguration {
+        var configuration = try testConfiguration(url: url)
+        configuration.tls = try RedisTLS(
+            caFile: authority.certificateFile,
+            certificateFile: clientCertificate ? client.certificateFile : nil,
+            privateKeyFile: clientCertificate ? client.keyFile : nil,
+            serverName: serverName
+        )
+        return configuration
     }
 }

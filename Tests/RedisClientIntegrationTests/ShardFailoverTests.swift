@@ -133,7 +133,7 @@ struct ShardFailoverTests {
                 #expect(try await eventually(within: .seconds(60)) { traffic.all.count >= keys.count * 2 })
 
                 await victim.kill()
-                let replica = try #require(try await Self.replica(of: victim, in: cluster))
+                let replica = try await cluster.replica(of: victim)
                 // Nobody helps: the other masters flag it failing and elect its replica.
                 let probe = try #require(onVictim.first)
                 #expect(try await eventually(within: .seconds(120)) { (try? await cluster.port(servingKey: probe)) == replica.port })
@@ -147,14 +147,6 @@ struct ShardFailoverTests {
                 #expect(refused.isEmpty, "commands for healthy masters refused: \(refused.prefix(10).map { "\($0.key): \($0.error)" })")
             }
         }
-    }
-
-    /// The replica of `master`, as the replicas' `INFO replication` says.
-    static func replica(of master: RedisServer, in cluster: RedisCluster) async throws -> RedisServer? {
-        for replica in cluster.replicas where try await cluster.cli(port: replica.port, ["INFO", "replication"]).contains("master_port:\(master.port)") {
-            return replica
-        }
-        return nil
     }
 }
 

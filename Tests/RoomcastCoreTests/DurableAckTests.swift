@@ -81,7 +81,7 @@ struct DurableAckTests {
                     if try await cluster.port(servingKey: RedisKeys.room(room.id)) == victim.port { found.append(room.id) }
                 }
                 let rooms = found
-                let replica = try await Self.replica(of: victim, in: cluster)
+                let replica = try await cluster.replica(of: victim)
                 let messages = MessageStore(redis: client)
                 let traffic = Traffic()
                 let sending = Task { await traffic.run(messages, from: alice, in: rooms) }
@@ -134,14 +134,6 @@ struct DurableAckTests {
                 )
             }
         }
-    }
-
-    /// The replica of `master`, as the replicas' `INFO replication` says.
-    static func replica(of master: RedisServer, in cluster: RedisCluster) async throws -> RedisServer {
-        for replica in cluster.replicas where try await cluster.cli(port: replica.port, ["INFO", "replication"]).contains("master_port:\(master.port)") {
-            return replica
-        }
-        throw ScenarioError(description: "no replica of \(master.port)")
     }
 
     /// `body`'s value once it stops throwing (a read just after a promotion may be refused).

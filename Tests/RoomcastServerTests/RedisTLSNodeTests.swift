@@ -12,36 +12,8 @@ import Testing
     .disabled(if: TestRedis.Mode.selected == .cluster, "starts TLS servers and a TLS cluster of its own: runs in the standalone pass")
 )
 struct RedisTLSNodeTests {
-    struct Certificates {
-        let directory: URL
-        let authority: TestCertificateAuthority
-        let server: TestCertificate
-        let client: TestCertificate
-
-        static func make() async throws -> Certificates {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-test-redis.node-tls-\(UUID().uuidString.prefix(8))")
-            let authority = try await TestCertificateAuthority(name: "node-ca", in: directory)
-            return Certificates(
-                directory: directory, authority: authority,
-                server: try await authority.issue("server", dnsNames: ["localhost"], addresses: ["127.0.0.1"]),
-                client: try await authority.issue("gateway")
-            )
-        }
-
-        /// The node's TLS settings: this authority, its client certificate.
-        var environment: [String: String] {
-            [
-                "ROOMCAST_REDIS_TLS_CA_FILE": authority.certificateFile,
-                "ROOMCAST_REDIS_TLS_CERT_FILE": client.certificateFile,
-                "ROOMCAST_REDIS_TLS_KEY_FILE": client.keyFile,
-            ]
-        }
-    }
-
-    static func withCertificates<Result>(_ body: (Certificates) async throws -> Result) async throws -> Result {
-        let certificates = try await Certificates.make()
-        defer { try? FileManager.default.removeItem(at: certificates.directory) }
-        return try await body(certificates)
+    static func withCertificates<Result>(_ body: (TestTLSFiles) async throws -> Result) async throws -> Result {
+        try await TestTLSFiles.with(body)
     }
 
     static func ready(_ node: GatewayProcess) async throws -> Int {
@@ -172,5 +144,16 @@ struct RedisTLSNodeTests {
         #expect(status != 0)
         #expect(output.contains("ROOMCAST_REDIS_TLS_CA_FILE") && output.contains(missing), "\(output)")
         #expect(!output.contains("roomcast ready"))
+    }
+}
+
+extension TestTLSFiles {
+    /// A node's TLS settings: this authority, and the client certificate.
+    var environment: [String: String] {
+        [
+            "ROOMCAST_REDIS_TLS_CA_FILE": authority.certificateFile,
+            "ROOMCAST_REDIS_TLS_CERT_FILE": client.certificateFile,
+            "ROOMCAST_REDIS_TLS_KEY_FILE": client.keyFile,
+        ]
     }
 }

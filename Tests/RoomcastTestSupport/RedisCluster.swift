@@ -136,6 +136,15 @@ public actor RedisCluster {
         throw RedisServerError("no master serves the slot of \(key)")
     }
 
+    /// The replica of `master`, as the replicas' own `INFO replication` says (a replica that does
+    /// not answer is skipped).
+    public nonisolated func replica(of master: RedisServer) async throws -> RedisServer {
+        for replica in replicas where (try? await cli(port: replica.port, ["INFO", "replication"]))?.contains("master_port:\(master.port)") == true {
+            return replica
+        }
+        throw RedisServerError("no replica of the master on port \(master.port)")
+    }
+
     /// The slots the master on `port` owns, as its own `CLUSTER NODES` line says.
     public nonisolated func slots(ofPort port: Int) async throws -> [ClosedRange<Int>] {
         let nodes = try await cli(port: port, ["CLUSTER", "NODES"])

@@ -245,31 +245,31 @@ public actor RedisServer {
 
     /// Whether a TCP connection to `port` on loopback is accepted.
     static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        withConnection(to: port) { _ in true } ?? false
     }
 
-    /// One blocking `PING` over a fresh socket: true once Redis answers (`+PONG`, or `-NOAUTH` when
-    /// it wants a password).
-    static func ping(port: Int) -> Bool {
+    /// Runs `body` on a blocking socket connected to `port` on loopback; `nil` when none connects.
+    private static func withConnection(to port: Int, _ body: (Int32) -> Bool) -> Bool? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { return false }
-        let request = Array("PING\r\n".utf8)
-        guard write(fd, request, request.count) == request.count else { return false }
-        var reply = [UInt8](repeating: 0, count: 64)
-        let count = read(fd, &reply, reply.count)
-        return count >= 5 && (reply.prefix(5).elementsEqual("+PONG".utf8) || reply.prefix(7).elementsEqual("-NOAUTH".utf8))
+        return connected == 0 ? body(fd) : nil
+    }
+
+    /// One blocking `PING` over a fresh socket: true once Redis answers (`+PONG`, or `-NOAUTH` when
+    /// it wants a password).
+    static func ping(port: Int) -> Bool {
+        withConnection(to: port) { fd in
+            let request = Array("PING\r\n".utf8)
+            guard write(fd, request, request.count) == request.count else { return false }
+            var reply = [UInt8](repeating: 0, count: 64)
+            let count = read(fd, &reply, reply.count)
+            return count >= 5 && (reply.prefix(5).elementsEqual("+PONG".utf8) || reply.prefix(7).elementsEqual("-NOAUTH".utf8))
+        } ?? false
     }
 
     private static func loopback(port: Int) -> sockaddr_in {

@@ -80,3 +80,29 @@ public struct TestCertificate: Sendable, Hashable {
     /// The signing authority's certificate.
     public let authority: String
 }
+
+/// What a TLS test needs, in a directory of its own: an authority, a server certificate for
+/// `127.0.0.1` and `localhost`, and a client certificate, all signed by it.
+public struct TestTLSFiles: Sendable {
+    /// Where the files are; more authorities and certificates may be made there.
+    public let directory: URL
+    /// The authority servers and clients trust.
+    public let authority: TestCertificateAuthority
+    /// A server's certificate, for `127.0.0.1` and `localhost`.
+    public let server: TestCertificate
+    /// A client's certificate.
+    public let client: TestCertificate
+
+    /// Makes the files, runs `body`, removes them whatever happened.
+    public static func with<Result>(_ body: (TestTLSFiles) async throws -> Result) async throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-test-redis.tls-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authority = try await TestCertificateAuthority(name: "roomcast-test-ca", in: directory)
+        let files = TestTLSFiles(
+            directory: directory, authority: authority,
+            server: try await authority.issue("server", dnsNames: ["localhost"], addresses: ["127.0.0.1"]),
+            client: try await authority.issue("client")
+        )
+        return try await body(files)
+    }
+}
