@@ -132,7 +132,12 @@ def g_storm(field):
 
 def g_storm_back(r, s):
     d = storm(r, s)
-    return None if d is None else "%d/%d back, %d attempts" % (d["back"], d["sockets"], d["reconnect_attempts"])
+    if d is None:
+        return None
+    text = "%d/%d back, %d attempts" % (d["back"], d["sockets"], d["reconnect_attempts"])
+    if d.get("survivor_died"):
+        text += "; **the survivor died %.1f s after the kill**" % d["survivor_died_after_s"]
+    return text
 
 
 def g_storm_events(r, s):

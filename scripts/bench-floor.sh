@@ -361,7 +361,7 @@ measure_chat() {
 
 # The last shape of a system: it kills node 1; node 0 survives.
 measure_storm() {
-    local system="$1" rooms users=() watcher=""
+    local system="$1" rooms users=() watcher="" status=0
     rooms=$((storm_conns / storm_members))
     [ "$room_flag" = -members ] && rooms=$storm_members
     [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$storm_conns")"
@@ -373,12 +373,20 @@ measure_storm() {
          perf_during "storm$tag" "$perf_storm_seconds" "${node_pids[0]}") &
         watcher=$!
     fi
+    # The shell's notice of the node sioload kills goes nowhere: the kill is the point.
+    exec 3>&2 2>/dev/null
     run_sioload "$system-storm$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -storm \
         -urls "ws://127.0.0.1:${node_ports[1]}" -storm-urls "ws://127.0.0.1:${node_ports[0]}" -storm-kill-pid "${node_pids[1]}" \
         -conns "$storm_conns" "$room_flag" "$rooms" -storm-rooms "$storm_traffic_rooms" -rate "$storm_rate" -size 64 \
-        -connect-concurrency 100 -settle 1s -drain 5s -server-pid "${node_pids[0]}" ${redis_pid:+-redis-pid "$redis_pid"}
+        -connect-concurrency 100 -settle 1s -drain 5s -server-pid "${node_pids[0]}" ${redis_pid:+-redis-pid "$redis_pid"} \
+        || status=$?
+    wait "${node_pids[1]}" || true
+    exec 2>&3 3>&-
+    if [ "$status" != 0 ]; then
+        say "sioload $system-storm$tag failed:"; tail -n 15 "$results/$system-storm$tag.log" >&2
+        return "$status"
+    fi
     if [ -n "$watcher" ]; then wait "$watcher"; fi
-    wait "${node_pids[1]}" 2>/dev/null || true  # the node it killed: reaped here, without a notice
     put "$system.storm.load" "$(load)"
     [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-storm$tag-commandstats.txt"
     return 0
@@ -406,6 +414,9 @@ for run in $(seq "$runs"); do
         fi
         [[ " $shapes " == *" storm "* ]] && [ "$system" != floor ] && measure_storm "$system"
         bench_stop_all
+        # The servers' own logs (a node that died says why there), beside sioload's.
+        mkdir -p "$results/servers$tag-$system"
+        cp "$dir"/*.log "$dir"/redis-*/redis.log "$results/servers$tag-$system/" 2>/dev/null || true
     done
 done
 prefix=""

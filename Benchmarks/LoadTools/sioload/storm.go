@@ -498,9 +498,23 @@ func runStorm(ctx context.Context, setupInfo map[string]interface{}, nofile uint
 	if !cfg.quiet {
 		fmt.Fprintf(os.Stderr, "sioload storm: SIGKILL to %d; %d sockets to bring back to %s\n", cfg.stormKillPid, joined, strings.Join(cfg.stormURLs, ","))
 	}
+	// A survivor that dies (the storm may be what kills it) is reported, with when.
+	var survivorDied atomic.Int64 // ns after the kill, 0 while every -server-pid lives
+	go func() {
+		for ctx.Err() == nil && survivorDied.Load() == 0 {
+			for _, pid := range cfg.serverPids {
+				if syscall.Kill(pid, 0) == syscall.ESRCH {
+					survivorDied.Store(int64(time.Since(kill)))
+					fmt.Fprintf(os.Stderr, "sioload storm: the survivor (pid %d) died %.1fs after the kill\n", pid, time.Since(kill).Seconds())
+					return
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 	lastReport := time.Now()
 	for ctx.Err() == nil && time.Now().Before(kill.Add(cfg.stormTimeout)) {
-		if s.back.Load() >= joined && s.inRoom.Load() >= joined {
+		if s.back.Load() >= joined && s.inRoom.Load() >= joined || survivorDied.Load() != 0 {
 			break
 		}
 		if cfg.report > 0 && !cfg.quiet && time.Since(lastReport) >= cfg.report {
@@ -634,6 +648,7 @@ func runStorm(ctx context.Context, setupInfo map[string]interface{}, nofile uint
 			"duplicates": s.dups.Load(), "unmatched": s.unmatched.Load(), "server_error_events": s.srvErrors.Load(),
 			"drain_s": round(drained.Seconds(), 3),
 		},
+		"survivor_died": survivorDied.Load() != 0, "survivor_died_after_s": round(float64(survivorDied.Load())/1e9, 1),
 		"machine_busy_pct": round(busyPct, 1), "other_cpu_pct": round(otherPct, 1),
 		"client_cpu_pct": round(100*(self1-self0)/window, 1),
 	}
@@ -669,6 +684,9 @@ func runStorm(ctx context.Context, setupInfo map[string]interface{}, nofile uint
 			for k, v := range examples {
 				fmt.Fprintf(os.Stderr, "   error %s (x%d), e.g.: %s\n", k, kinds[k], v)
 			}
+		}
+		if d := survivorDied.Load(); d != 0 {
+			fmt.Fprintf(os.Stderr, "   THE SURVIVOR DIED %.1fs after the kill: the figures above stop there\n", float64(d)/1e9)
 		}
 		fmt.Fprintf(os.Stderr, "   machine busy %.0f%% of %d cores during the storm, other processes %.0f%%\n", busyPct, runtime.NumCPU(), otherPct)
 	}
