@@ -608,12 +608,27 @@ func runStorm(ctx context.Context, setupInfo map[string]interface{}, nofile uint
 	if base > 0 {
 		srvBase, redBase = sumCPU(srv1, srv2)/base, sumCPU(red1, red2)/base
 	}
-	net := func(raw, perS float64) float64 { return math.Max(0, raw-perS*window) }
+	// The traffic's baseline is taken off only when the storm ended with every socket back and
+	// the survivor alive: else the baseline window holds the storm's own retries (or nothing).
+	complete := allBack && survivorDied.Load() == 0
+	net := func(raw, perS float64) float64 {
+		if !complete {
+			return raw
+		}
+		return math.Max(0, raw-perS*window)
+	}
 	perReconnect := func(cpu float64) float64 {
 		if back == 0 {
 			return 0
 		}
 		return round(cpu*1e6/float64(back), 1)
+	}
+	// A dead survivor's CPU cannot be read: no figure rather than a wrong one.
+	survivorFigure := func(v float64) interface{} {
+		if survivorDied.Load() != 0 {
+			return nil
+		}
+		return v
 	}
 	var busyPct, otherPct float64
 	if mt1 > mt0 {
@@ -637,10 +652,11 @@ func runStorm(ctx context.Context, setupInfo map[string]interface{}, nofile uint
 		"window_s": round(window, 3), "baseline_s": round(base, 3),
 		"survivor_cpu_s": round(srvRaw, 3), "redis_cpu_s": round(redRaw, 3),
 		"survivor_baseline_cpu_per_s": round(srvBase, 4), "redis_baseline_cpu_per_s": round(redBase, 4),
-		"survivor_cpu_us_per_reconnect":     perReconnect(net(srvRaw, srvBase)),
+		"complete":                          complete,
+		"survivor_cpu_us_per_reconnect":     survivorFigure(perReconnect(net(srvRaw, srvBase))),
 		"redis_cpu_us_per_reconnect":        perReconnect(net(redRaw, redBase)),
-		"total_cpu_us_per_reconnect":        perReconnect(net(srvRaw, srvBase) + net(redRaw, redBase)),
-		"survivor_cpu_us_per_reconnect_raw": perReconnect(srvRaw),
+		"total_cpu_us_per_reconnect":        survivorFigure(perReconnect(net(srvRaw, srvBase) + net(redRaw, redBase))),
+		"survivor_cpu_us_per_reconnect_raw": survivorFigure(perReconnect(srvRaw)),
 		"redis_cpu_us_per_reconnect_raw":    perReconnect(redRaw),
 		"events": map[string]interface{}{
 			"published": published.Load(), "publish_errors": pubErrors.Load(), "expected": expected,
@@ -673,8 +689,13 @@ func runStorm(ctx context.Context, setupInfo map[string]interface{}, nofile uint
 	if !cfg.quiet {
 		fmt.Fprintf(os.Stderr, "\n== sioload storm: %d sockets, node %d killed; %d back in %.2fs (p50 %.2fs, p99 %.2fs), %d reconnection attempts\n",
 			joined, cfg.stormKillPid, back, q(1), q(.5), q(.99), s.attempts.Load())
-		fmt.Fprintf(os.Stderr, "   survivor %.1f µs and Redis %.1f µs of CPU per socket back (%.1f / %.1f before taking off the traffic's %.3f / %.3f s per s)\n",
-			perReconnect(net(srvRaw, srvBase)), perReconnect(net(redRaw, redBase)), perReconnect(srvRaw), perReconnect(redRaw), srvBase, redBase)
+		if complete {
+			fmt.Fprintf(os.Stderr, "   survivor %.1f µs and Redis %.1f µs of CPU per socket back (%.1f / %.1f before taking off the traffic's %.3f / %.3f s per s)\n",
+				perReconnect(net(srvRaw, srvBase)), perReconnect(net(redRaw, redBase)), perReconnect(srvRaw), perReconnect(redRaw), srvBase, redBase)
+		} else {
+			fmt.Fprintf(os.Stderr, "   NOT every socket came back: %d not back; CPU from the kill to the end of the wait, per socket back: survivor %.1f µs, Redis %.1f µs\n",
+				joined-back, perReconnect(srvRaw), perReconnect(redRaw))
+		}
 		fmt.Fprintf(os.Stderr, "   events: %d published in %d rooms, %d of %d deliveries received, %d lost (%d of them sent between the kill and the last rejoin), %d duplicated, %d unmatched\n",
 			published.Load(), len(s.pubs), s.firstRecv.Load(), expected, lost, lostInGap, s.dups.Load(), s.unmatched.Load())
 		if rcMode {
