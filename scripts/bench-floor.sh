@@ -49,10 +49,12 @@
 #                                           # roomcast and its resource bundles (before/after)
 #
 # Builds once and caches under $BENCH (/tmp/bench), never in the repository: sioload (Debian's Go +
-# gorilla/websocket, GOPATH mode), uws_floor and the Node peer's node_modules (from bare git
-# clones of their public repositories under MIRROR_ROOT: uws_floor/build.sh and
-# peer_node/setup.sh say which), the python peer's venv (PyPI). MIRROR_ROOT is needed only for the
-# floor and the Node peer. Not run by CI: it times nothing it asserts.
+# gorilla/websocket, GOPATH mode) and the python peer's venv (PyPI). The floor and the Node peer
+# are third-party code (uWebSockets, socket.io) that this repository neither holds nor builds:
+# FLOOR_UWS_BIN names a floor binary built from Benchmarks/LoadTools/uws_floor/server.cpp, and
+# FLOOR_NODE_MODULES a node_modules folder holding socket.io 4.8.3 and @socket.io/redis-adapter
+# 8.3.0 for Benchmarks/LoadTools/peer_node/server.js (Benchmarks/LoadTools/README.md says what
+# each needs). Not run by CI: it times nothing it asserts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -94,23 +96,28 @@ for shape in $shapes; do
     case "$shape" in idle|connect|chat|storm) ;; *) say "unknown shape $shape (idle, connect, chat, storm)"; exit 2 ;; esac
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { say "FLOOR_RUNS must be a positive number"; exit 2; }
-if [[ " $systems " == *" floor "* || " $systems " == *" node "* ]] && [ -z "${MIRROR_ROOT:-}" ]; then
-    say "the floor and the Node peer are built from bare git clones of their public repositories:"
-    say "set MIRROR_ROOT to the folder that holds them as OWNER+NAME/repo (Benchmarks/LoadTools/README.md),"
-    say "or leave them out (FLOOR_SYSTEMS=\"roomcast python\")"
+uws="${FLOOR_UWS_BIN:-}"
+node_modules="${FLOOR_NODE_MODULES:-}"
+if [[ " $systems " == *" floor "* ]] && [ ! -x "$uws" ]; then
+    say "the floor is third-party code built outside this repository: set FLOOR_UWS_BIN to its binary"
+    say "(Benchmarks/LoadTools/README.md), or leave it out (FLOOR_SYSTEMS=\"roomcast node python\")"
     exit 2
 fi
-export MIRROR_ROOT="${MIRROR_ROOT:-}"
+if [[ " $systems " == *" node "* ]] && [ ! -f "$node_modules/socket.io/package.json" ]; then
+    say "the Node peer runs on third-party code installed outside this repository: set FLOOR_NODE_MODULES"
+    say "to a node_modules folder with socket.io and @socket.io/redis-adapter (Benchmarks/LoadTools/README.md),"
+    say "or leave it out (FLOOR_SYSTEMS=\"floor roomcast python\")"
+    exit 2
+fi
 
 scripts/setup.sh >/dev/null
 missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/gorilla/websocket ] || missing+=(golang-github-gorilla-websocket-dev)
-if [[ " $systems " == *" floor "* ]]; then command -v g++ >/dev/null 2>&1 || missing+=(g++); fi
 if [[ " $systems " == *" python "* ]]; then python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv); fi
 if [[ " $systems " == *" node "* ]]; then
     command -v node >/dev/null 2>&1 || missing+=(nodejs)
-    for package in node-redis node-accepts node-base64id node-cors node-ms node-typescript; do
+    for package in node-redis node-accepts node-base64id node-cors node-ms; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
     done
 fi
@@ -136,14 +143,6 @@ if [ ! -x "$sioload" ] || [ "$newest_source" -nt "$sioload" ]; then
         nice -n 10 go build -o "$sioload.tmp.$$" "$tools"/sioload/*.go
     mv -f "$sioload.tmp.$$" "$sioload"
 fi
-if [[ " $systems " == *" floor "* ]]; then
-    uws="$(nice -n 10 "$tools/uws_floor/build.sh" 2>"$results/uws-build.log" | tail -n 1)" \
-        || { cat "$results/uws-build.log" >&2; exit 1; }
-fi
-if [[ " $systems " == *" node "* ]]; then
-    node_modules="$(nice -n 10 "$tools/peer_node/setup.sh" 2>"$results/peer-node-setup.log" | tail -n 1)" \
-        || { cat "$results/peer-node-setup.log" >&2; exit 1; }
-fi
 python="$BENCH/venv/bin/python"
 if [[ " $systems " == *" python "* ]] && ! "$python" -c 'import socketio, aiohttp, uvloop, redis' >/dev/null 2>&1; then
     say "making the python peer's venv in $BENCH/venv"
@@ -158,8 +157,8 @@ if [[ " $systems " == *" roomcast "* ]] && [ -z "$bin" ]; then
 fi
 {
     echo "sioload: $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') $(go version | cut -d' ' -f3)"
-    [ -f "$BENCH/uws/BUILD_INFO" ] && sed 's/^/uws_floor: /' "$BENCH/uws/BUILD_INFO"
-    [ -f "$BENCH/peer_node/VERSIONS" ] && sed 's/^/node peer: /' "$BENCH/peer_node/VERSIONS"
+    [ -n "$uws" ] && [ -f "$(dirname "$uws")/BUILD_INFO" ] && sed 's/^/uws_floor: /' "$(dirname "$uws")/BUILD_INFO"
+    [ -n "$node_modules" ] && [ -f "$(dirname "$node_modules")/VERSIONS" ] && sed 's/^/node peer: /' "$(dirname "$node_modules")/VERSIONS"
     [ -x "$python" ] && "$python" -m pip list 2>/dev/null | grep -iE '^(python-socketio|python-engineio|aiohttp|uvloop|redis) ' | sed 's/^/python peer: /'
     true
 } > "$results/versions.txt"

@@ -6,7 +6,7 @@
 #   nodes.sh stop              stops what "start" started (by PID, never by name)
 #   nodes.sh pids              prints "node1,node2,...,redis" PIDs
 #
-# Environment: BENCH=/tmp/bench (node_modules from setup.sh at
+# Environment: BENCH=/tmp/bench (node_modules: PEER_NODE_MODULES, default
 # $BENCH/peer_node/node_modules), RUN=$BENCH/run/peer_node (pid and log
 # files; apart from peer_python's $BENCH/run/peer_python so that the two never stop each
 # other's processes), REDIS_PORT=6379, NODE=node, NODE_ARGS (extra node
@@ -45,7 +45,7 @@ start)
   shift
   ports=("$@"); [ ${#ports[@]} -eq 0 ] && ports=(7101 7102)
   if [ ! -f "$PEER_NODE_MODULES/socket.io/package.json" ]; then
-    echo "no $PEER_NODE_MODULES: run $HERE/setup.sh first" >&2; exit 1
+    echo "no $PEER_NODE_MODULES: set PEER_NODE_MODULES to a node_modules with socket.io and @socket.io/redis-adapter (../README.md)" >&2; exit 1
   fi
   start_redis
   for p in "${ports[@]}"; do

@@ -22,7 +22,7 @@
 // "socket.io#/#*") delivers it to its own members.
 //
 // Modules come from $PEER_NODE_MODULES, default $BENCH/peer_node/node_modules
-// (BENCH=/tmp/bench), as assembled by setup.sh; nothing of them is kept in
+// (BENCH=/tmp/bench), brought from outside (../README.md); nothing of them is kept in
 // this repository.
 "use strict";
 const path = require("path");
@@ -98,7 +98,7 @@ try {
   ({ createAdapter } = req("@socket.io/redis-adapter"));
   ({ createClient } = req("redis"));
 } catch (e) {
-  console.error(`server.js: cannot load modules from ${modulesDir} (run peer_node/setup.sh): ${e.message}`);
+  console.error(`server.js: cannot load modules from ${modulesDir} (set PEER_NODE_MODULES: Benchmarks/LoadTools/README.md): ${e.message}`);
   process.exit(1);
 }
 const ver = (n) => {
