@@ -21,7 +21,7 @@ swift build --build-tests
 # One test target at a time: the timing checks against Redis (expiry, timeouts) in the lower
 # targets must not share two cores with the gateway processes RoomcastServerTests starts. The
 # Redis Cluster suites, three servers a test, run on their own.
-cluster_suites='RedisClusterClientTests|RedisClusterSubscriberTests|ShardFailoverTests|ClusterReshardTests|ClusterMigrationTests'
+cluster_suites='RedisClusterClientTests|RedisClusterSubscriberTests|ShardFailoverTests|ClusterReshardTests|ClusterMigrationTests|RoomOrderTests'
 if [ $# -gt 0 ]; then
     swift test --skip-build "$@"
 else
@@ -41,6 +41,12 @@ scripts/setup-tests.sh  # chromium, chromedriver (tests/e2e/test_console.py) and
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
 .venv/bin/python -m pytest -q tests/e2e
+# Examples/Chat: a package of its own on this checkout (path dependency), as another app would use
+# the SocketIOServer product, checked with python-socketio over WebSocket and over long-polling.
+# Its build shares this package's checkouts through the repository cache; it compiles the
+# library's dependencies again (docs/benchmarks.md has what that costs).
+scripts/build-example.sh
+.venv/bin/python -m pytest -q tests/examples
 # Protocol conformance: our port of the official Engine.IO v4 and Socket.IO v5 suites
 # (tests/conformance, 57 cases) against roomcast-conformance, the suites' test server built on the
 # SocketIOServer library that the gateway runs on.

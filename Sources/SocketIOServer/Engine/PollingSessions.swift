@@ -10,7 +10,7 @@ import Synchronization
 final class PollingSessions: Sendable {
     /// A session and its Engine.IO state (used on that state's loop only).
     struct Entry: Sendable {
-        let session: SocketSession
+        let session: EngineIOConnection
         let engine: NIOLoopBound<EngineIOSession>
     }
 
@@ -19,7 +19,7 @@ final class PollingSessions: Sendable {
     /// Starts a session for `server` (its open packet waits for the first poll) on one of NIO's loops.
     func open(for server: EngineIOServer, opening: EngineIOOpening) async throws -> Entry {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let session = SocketSession(
+        let session = EngineIOConnection(
             id: server.application.makeSessionID(), pollingOn: loop, maxQueuedBytes: server.settings.pollingQueueBytes, gauges: server.gauges
         )
         return try await loop.submit { [self] in
@@ -45,7 +45,7 @@ final class PollingSessions: Sendable {
     func closeAll() {
         for entry in entries.withLock({ Array($0.values) }) {
             let engine = entry.engine
-            engine.eventLoop.execute { engine.value.close(.goingAway, reason: "server shutting down") }
+            engine.eventLoop.execute { engine.value.close(.goingAway, reason: "server shutting down", because: .serverShutdown) }
         }
     }
 }
