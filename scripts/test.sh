@@ -41,6 +41,9 @@ scripts/setup-tests.sh  # chromium, chromedriver (tests/e2e/test_console.py) and
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
 .venv/bin/python -m pytest -q tests/e2e
+# The documentation's snippets marked `<!-- run -->` (README.md, docs/), each document against a
+# node of its own (tests/docs; CONTRIBUTING.md, "Snippets that run").
+.venv/bin/python -m pytest -q tests/docs
 # Examples/Chat: a package of its own on this checkout (path dependency), as another app would use
 # the SocketIOServer product, checked with python-socketio over WebSocket and over long-polling.
 # Its build shares this package's checkouts through the repository cache; it compiles the
