@@ -13,9 +13,12 @@ public protocol EngineIOApplication: Sendable {
 
 /// The request that opens a session.
 public struct EngineIOOpening: Sendable {
+    /// Its path and query.
     public let request: EngineIORequest
+    /// Its headers.
     public let headers: HTTPFields
 
+    /// The opening request of these parts.
     public init(request: EngineIORequest, headers: HTTPFields) {
         self.request = request
         self.headers = headers

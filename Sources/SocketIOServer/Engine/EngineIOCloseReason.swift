@@ -22,6 +22,7 @@ public struct EngineIOCloseReason: Sendable, Hashable, CustomStringConvertible {
     /// The client sent what cannot be decoded, or broke the protocol's rules.
     public static let parseError = Self(kind: .parseError)
 
+    /// The reason in words, for logs.
     public var description: String {
         switch kind {
         case .clientClosed: return "client closed"

@@ -10,7 +10,9 @@ public import WebSocketServer
 /// long-polling joins into a response body, and the WebSocket message, framed once (and
 /// compressed at most once per window size, for the sockets that negotiated permessage-deflate).
 public struct OutboundFrame: Sendable {
+    /// The Engine.IO packet text (a polling body's part).
     public let packet: ByteBuffer
+    /// The WebSocket message, framed once.
     public let webSocket: WebSocketOutboundMessage
 
     /// A text packet (`4…` for a message).

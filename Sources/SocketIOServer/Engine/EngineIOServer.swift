@@ -14,6 +14,7 @@ public import WebSocketServer
 public final class EngineIOServer: Service, Sendable {
     /// The path it serves, such as `/socket.io` (with or without a trailing slash).
     public let path: String
+    /// What every session is told in its open packet, and held to.
     public let settings: EngineIOSettings
     let application: any EngineIOApplication
     let gauges: ConnectedGauges?

@@ -19,6 +19,8 @@ public struct EngineIOSettings: Sendable {
     /// (``EngineIOSessionHandler/deadlineApproaching(_:)``).
     public var deadlineWarning: Duration
 
+    /// Settings with the reference server's defaults (a longer connect timeout, and a deadline
+    /// warning a minute ahead).
     public init(
         pingInterval: Duration = .seconds(25), pingTimeout: Duration = .seconds(20), connectTimeout: Duration? = .seconds(45),
         maxPayload: Int = 1_000_000, pollingQueueBytes: Int = 4 * 1024 * 1024, deadlineWarning: Duration = .seconds(60)

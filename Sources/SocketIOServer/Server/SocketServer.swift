@@ -49,6 +49,7 @@ public final class SocketServer: Service, Sendable {
         /// The adapter of each namespace, by its name (``InMemoryAdapter`` by default).
         public var adapter: @Sendable (String) -> any SocketIOAdapter
 
+        /// A configuration; the session ids, the handshake kept and the adapter are set on it after.
         public init(
             path: String = "/socket.io", engineIO: EngineIOSettings = EngineIOSettings(), inboundQueueBytes: Int = 2 * 1024 * 1024,
             maxAttachments: Int = 64, metricsPrefix: String = "socketio_"
@@ -64,6 +65,7 @@ public final class SocketServer: Service, Sendable {
         }
     }
 
+    /// What the server was made with.
     public let configuration: Configuration
     /// The Engine.IO server it runs on: its polling routes and WebSocket upgrades.
     public let engine: EngineIOServer
@@ -75,6 +77,7 @@ public final class SocketServer: Service, Sendable {
         var invalidNamespace: (@Sendable (String) -> Void)?
     }
 
+    /// A server with no namespace yet: set them up before it serves.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let application = SocketIOOverEngineIO()

@@ -6,7 +6,9 @@
 /// are held, and those the snapshot already holds (no newer than its position) are not sent
 /// twice.
 public struct BroadcastPosition: Comparable, Hashable, Sendable {
+    /// Compared first.
     public let major: UInt64
+    /// Compared when the majors are equal.
     public let minor: UInt64
 
     /// - Parameters:
@@ -17,6 +19,7 @@ public struct BroadcastPosition: Comparable, Hashable, Sendable {
         self.minor = minor
     }
 
+    /// Whether `lhs` comes before `rhs`.
     public static func < (lhs: Self, rhs: Self) -> Bool {
         (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
     }

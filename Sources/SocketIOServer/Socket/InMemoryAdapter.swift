@@ -13,13 +13,16 @@ public final class InMemoryAdapter: SocketIOAdapter {
 
     private let index = Mutex(Index())
 
+    /// An adapter with no room yet.
     public init() {}
 
+    /// Adds `socket` to the room's index: confirmed at once.
     public func add(_ socket: SocketIOSocket, to room: String) -> SocketIOAdapterConfirmation {
         index.withLock { $0.rooms[room, default: []].insert(socket) }
         return .done
     }
 
+    /// Removes `socket` from the room's index.
     public func remove(_ socket: SocketIOSocket, from room: String) {
         index.withLock { index in
             guard index.rooms[room]?.remove(socket) != nil else { return }
@@ -27,10 +30,12 @@ public final class InMemoryAdapter: SocketIOAdapter {
         }
     }
 
+    /// Counts `socket` in the namespace's broadcasts.
     public func connected(_ socket: SocketIOSocket) {
         index.withLock { _ = $0.sockets.insert(socket) }
     }
 
+    /// Stops counting `socket`.
     public func disconnected(_ socket: SocketIOSocket) {
         index.withLock { _ = $0.sockets.remove(socket) }
     }
@@ -40,6 +45,7 @@ public final class InMemoryAdapter: SocketIOAdapter {
         index.withLock { index in index.rooms[room].map { Array($0) } ?? [] }
     }
 
+    /// Writes the broadcast to its recipients on this node.
     public func broadcast(_ broadcast: SocketIOBroadcast) {
         let recipients = index.withLock { index -> [(SocketIOSocket, String?)] in
             var excluded = Set<SocketIOSocket>()

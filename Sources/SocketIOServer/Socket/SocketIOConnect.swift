@@ -14,7 +14,7 @@ public struct SocketIOConnectRequest: Sendable {
 
     /// What the connection kept of the request that opened it
     /// (``SocketServer/Configuration/handshake``), shared by every CONNECT on it; a handler may
-    /// replace it (a token kept as its verified identity, say).
+    /// replace it (a credential kept as the identity it was verified as, say).
     public var handshake: (any Sendable)? {
         get { connection.handshake }
         nonmutating set { connection.handshake = newValue }

@@ -78,7 +78,9 @@ public final class SocketIOSocket: Hashable, Sendable {
         state.withLock { $0.context } as? Context
     }
 
+    /// The same socket.
     public static func == (lhs: SocketIOSocket, rhs: SocketIOSocket) -> Bool { lhs === rhs }
+    /// Hashes the socket's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     // MARK: Sending
@@ -396,6 +398,7 @@ public struct RoomSnapshot: Sendable {
     /// The position of the last broadcast the packets hold; nil when they hold none.
     public var position: BroadcastPosition?
 
+    /// What a joiner gets first, and where it stands.
     public init(packets: [ByteBuffer], position: BroadcastPosition?) {
         self.packets = packets
         self.position = position
