@@ -40,7 +40,7 @@ struct RoomOrderTests {
             // A's event first, on the same socket, then B's: B's ack comes while A's waits.
             try await socket.sendRaw(text: #"421000["message:send",{"roomId":"\#(frozenRoom)","text":"to the frozen room"}]"#)
             let liveAck = try await finishing("the other room's message") {
-                try JSONValue(try await socket.emitWithAck("message:send", #"{"roomId":"\#(live)","text":"to the live room"}"#))
+                try JSONValue(try await socket.emitWithAck("message:send", #"{"roomId":"\#(live)","text":"to the live room"}"#, timeout: .seconds(600)))
             }
             #expect(liveAck["data"]["message"]["text"].stringValue == "to the live room", "\(liveAck)")
             await master.thaw()
