@@ -128,15 +128,15 @@ enum GatewaySocketApplication {
     /// once.
     private static func route(_ event: SocketIOEvent, of socket: SocketIOSocket, state: SocketState, services: SocketServices) -> SocketIOEventRoute {
         let name = event.name
-        GatewayMetrics.eventsReceived.increment(name)
         let payload = event.arguments.json.first
         guard !event.arguments.isBinary else {
             // Answered like any bad payload: every event of the contract takes one JSON object
-            // and none carries binary data.
+            // and none carries binary data. Counted as a rejection only.
             let error = RoomcastError(.binaryNotSupported, "the event '\(name)' takes one JSON object, without binary attachments")
             refuse(error, event: name, payload: nil, ackID: event.ackID, state: state)
             return .handled
         }
+        GatewayMetrics.eventsReceived.increment(name)
         do throws(RoomcastError) {
             if SocketEvents.previewEvents.contains(name) {
                 try state.admitPreview()
