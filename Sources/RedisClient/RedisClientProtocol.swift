@@ -34,7 +34,14 @@ public protocol RedisClientProtocol: Service, Sendable {
 
     /// Runs a script with `EVALSHA`; when Redis has lost it (`NOSCRIPT` after a restart or
     /// `SCRIPT FLUSH`), loads it again and retries once.
-    func evaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply
+    /// - Parameter durability: what the reply waits for besides the master's: for a script that
+    ///   changes state, pass ``RedisConfiguration/writeDurability`` (the deployment's choice);
+    ///   ``RedisWriteDurability/master`` for one that only reads.
+    /// - Throws: ``RedisError/Code/notReplicated`` when the script ran but fewer replicas than
+    ///   `durability` asks confirmed it in time.
+    func evaluate(
+        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
+    ) async throws(RedisError) -> RedisReply
 
     /// Loads scripts into the script cache (`SCRIPT LOAD`) of every server that may run them,
     /// failing early on a Lua syntax error.
@@ -65,9 +72,22 @@ extension RedisClientProtocol {
         try await pipeline(commands, timeout: nil)
     }
 
-    /// Runs a script within the configured timeout.
+    /// Runs a script within the configured timeout; its reply is the master's
+    /// (``RedisWriteDurability/master``).
     public func evaluate(_ script: RedisScript, keys: [String] = [], arguments: [any RedisArgument] = []) async throws(RedisError) -> RedisReply {
-        try await evaluate(script, keys: keys, arguments: arguments, timeout: nil)
+        try await evaluate(script, keys: keys, arguments: arguments, timeout: nil, durability: .master)
+    }
+
+    /// Runs a script; its reply is the master's (``RedisWriteDurability/master``).
+    public func evaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply {
+        try await evaluate(script, keys: keys, arguments: arguments, timeout: timeout, durability: .master)
+    }
+
+    /// Runs a script within the configured timeout, its reply waiting for `durability`.
+    public func evaluate(
+        _ script: RedisScript, keys: [String] = [], arguments: [any RedisArgument] = [], durability: RedisWriteDurability
+    ) async throws(RedisError) -> RedisReply {
+        try await evaluate(script, keys: keys, arguments: arguments, timeout: nil, durability: durability)
     }
 
     /// `PING`: true when Redis answered in time.
@@ -97,7 +117,9 @@ extension RedisConfiguration {
 protocol RedisCommandRunner: Sendable {
     var configuration: RedisConfiguration { get }
     var metrics: RedisCommandMetrics { get }
-    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply
+    /// Sends `command` where its keys live, followed by `WAIT` on the same connection when
+    /// `durability` asks for replicas.
+    func sendUnmeasured(_ command: RedisCommand, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply
     /// `commands` is never empty.
     func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply]
     /// Loads a script on every server that answers, after it was found missing where its keys'
@@ -109,6 +131,10 @@ protocol RedisCommandRunner: Sendable {
 extension RedisCommandRunner {
     func deadline(_ timeout: Duration?) -> NIODeadline {
         .now() + TimeAmount(timeout ?? configuration.commandTimeout)
+    }
+
+    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await sendUnmeasured(command, durability: .master, deadline: deadline)
     }
 
     /// ``RedisClientProtocol/send(_:timeout:)``, measured under the command's name.
@@ -144,24 +170,26 @@ extension RedisCommandRunner {
     /// ``RedisClientProtocol/evaluate(_:keys:arguments:timeout:)``, measured as one command named
     /// after the script, a reload included: a `NOSCRIPT` answered by loading it again is not a
     /// failure the caller sees.
-    func measuredEvaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply {
+    func measuredEvaluate(
+        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
+    ) async throws(RedisError) -> RedisReply {
         let command = RedisCommand("EVALSHA", [script.sha1, keys.count] + keys + arguments, keys: keys)
         let instruments = metrics.instruments(for: script.name)
         let start = NIODeadline.now()
         do throws(RedisError) {
             let reply: RedisReply
             do throws(RedisError) {
-                reply = try await sendUnmeasured(command, deadline: deadline(timeout))
+                reply = try await sendUnmeasured(command, durability: durability, deadline: deadline(timeout))
             } catch where error.replyPrefix == "NOSCRIPT" {
                 // Routed by the script's keys: in a cluster, the master that lacked it loads it.
                 try script.checkLoaded(try await sendUnmeasured(script.loadCommand(keys: keys), deadline: deadline(timeout)))
                 do throws(RedisError) {
-                    reply = try await sendUnmeasured(command, deadline: deadline(timeout))
+                    reply = try await sendUnmeasured(command, durability: durability, deadline: deadline(timeout))
                 } catch where error.replyPrefix == "NOSCRIPT" {
                     // Still missing: the keys' slot is migrating and the importing master,
                     // which the retry was asked to go to, lacked it.
                     try await loadOnEveryServer(script, deadline: deadline(timeout))
-                    reply = try await sendUnmeasured(command, deadline: deadline(timeout))
+                    reply = try await sendUnmeasured(command, durability: durability, deadline: deadline(timeout))
                 }
             }
             instruments.succeeded(since: start)

@@ -70,8 +70,10 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredPipeline(commands, timeout: timeout)
     }
 
-    public func evaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply {
-        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout)
+    public func evaluate(
+        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
+    ) async throws(RedisError) -> RedisReply {
+        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout, durability: durability)
     }
 
     /// One server: ``load(_:)``.
@@ -85,8 +87,14 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
         }
     }
 
-    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
-        try await lease(deadline: deadline, for: command.name).send(command, deadline: deadline)
+    func sendUnmeasured(_ command: RedisCommand, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await sendUnmeasured(command, asking: false, durability: durability, deadline: deadline)
+    }
+
+    /// One write on one connection: `ASKING` first when `asking` (a cluster's redirection), the
+    /// command, then `WAIT` when `durability` asks for replicas.
+    func sendUnmeasured(_ command: RedisCommand, asking: Bool, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await lease(deadline: deadline, for: command.name).send(command, asking: asking, durability: durability, deadline: deadline)
     }
 
     /// One write on one connection.

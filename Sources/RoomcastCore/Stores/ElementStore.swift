@@ -170,7 +170,9 @@ public struct ElementStore: Sendable {
 
     /// The room's elements in z-order with the offset they are current at, for a participant.
     public func snapshot(of room: RoomID, for user: UserID) async throws(RoomcastError) -> Snapshot {
-        let reply = try await run(RoomcastScripts.elementsSnapshot, room: room, element: nil, [user.rawValue, RedisKeys.elementPrefix(room)])
+        let reply = try await run(
+            RoomcastScripts.elementsSnapshot, room: room, element: nil, [user.rawValue, RedisKeys.elementPrefix(room)], durability: .master
+        )
         guard case .array(let parts) = reply, parts.count == 2, let offset = parts[0].string, case .bulk(let json) = parts[1] else {
             throw RoomcastError(.internalError, "unexpected reply from elements_snapshot")
         }
@@ -179,12 +181,15 @@ public struct ElementStore: Sendable {
 
     // MARK: Helpers
 
+    /// Runs one of the element scripts; a change's reply waits for the durability the client's
+    /// configuration asks (`nil`), a read's is the master's.
     private func run(
-        _ script: RedisScript, room: RoomID, element: ElementID?, _ arguments: [any RedisArgument], extraKeys: [String] = []
+        _ script: RedisScript, room: RoomID, element: ElementID?, _ arguments: [any RedisArgument], extraKeys: [String] = [],
+        durability: RedisWriteDurability? = nil
     ) async throws(RoomcastError) -> RedisReply {
         let keys = RedisKeys.elementScriptKeys(room: room, element: element) + extraKeys
         return try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(script, keys: keys, arguments: arguments)
+            try await redis.evaluate(script, keys: keys, arguments: arguments, durability: durability ?? redis.configuration.writeDurability)
         }
     }
 

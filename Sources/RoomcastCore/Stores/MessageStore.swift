@@ -82,7 +82,8 @@ public struct MessageStore: Sendable {
                     // now, (expiry: unused here), events kept, room id, as presence scripts take them
                     Int(message.createdAt.milliseconds), Int(message.createdAt.milliseconds), eventsKept, roomId.rawValue,
                     sender.id.rawValue, message.id.rawValue, text, frame.prefix, frame.suffix, messagesKept, messageJSON,
-                ]
+                ],
+                durability: redis.configuration.writeDurability
             )
         }
         let outcome = try MutationReply(reply)

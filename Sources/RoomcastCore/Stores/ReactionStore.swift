@@ -34,7 +34,8 @@ public struct ReactionStore: Sendable {
         let outcome = try MutationReply(try await mappingRedisErrors { () throws(RedisError) in
             try await redis.evaluate(
                 RoomcastScripts.reactionToggle, keys: keys,
-                arguments: [user.id.rawValue, element.rawValue, room.rawValue, Int(Timestamp.now().milliseconds), eventsKept, json]
+                arguments: [user.id.rawValue, element.rawValue, room.rawValue, Int(Timestamp.now().milliseconds), eventsKept, json],
+                durability: redis.configuration.writeDurability
             )
         })
         guard case .array(let parts) = outcome.reply, parts.count == 8, let action = parts[0].string,

@@ -52,7 +52,8 @@ public struct RoomStore: Sendable {
             _ = try await redis.evaluate(
                 RoomcastScripts.roomCreate,
                 keys: [RedisKeys.room(room.id), RedisKeys.roomParticipants(room.id)],
-                arguments: [room.id.rawValue, name ?? "", creator.rawValue, Int(now.milliseconds)] + participantIDs.map(\.rawValue)
+                arguments: [room.id.rawValue, name ?? "", creator.rawValue, Int(now.milliseconds)] + participantIDs.map(\.rawValue),
+                durability: redis.configuration.writeDurability
             )
         }
         // Committed: the answer says so whatever becomes of the others' events (#29 item 5).
@@ -82,7 +83,8 @@ public struct RoomStore: Sendable {
             try await redis.evaluate(
                 RoomcastScripts.roomRename,
                 keys: [RedisKeys.room(id), RedisKeys.roomParticipants(id), RedisKeys.roomPresence(id)],
-                arguments: [user.rawValue, name ?? "", Int(now.milliseconds)]
+                arguments: [user.rawValue, name ?? "", Int(now.milliseconds)],
+                durability: redis.configuration.writeDurability
             )
         }
         guard case .array(let parts) = reply, parts.count == 3,

@@ -111,7 +111,7 @@ public struct Gateway: Sendable {
     /// Builds the node's stores, services and router; nothing connects or listens until they run.
     /// - Throws: ``ConfigurationError`` for unreadable push settings.
     func assemble(secret: String) throws -> Assembly {
-        var redisConfiguration = settings.redis
+        var redisConfiguration = try settings.redisClientConfiguration()
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         // The Redis client's metrics in the server's namespace, as every other metric.
         redisConfiguration.metricsPrefix = "roomcast_"
