@@ -18,7 +18,9 @@ takes that as the server ending the session on purpose and does not reconnect.
 Every wait is on a condition, with minutes of patience for a loaded machine.
 """
 
+import collections
 import json
+import logging
 import signal
 import threading
 import time
@@ -44,12 +46,29 @@ def node_id(node):
     return json.loads(response.text[1:])["sid"][:8]
 
 
+class _Kept(logging.Handler):
+    """Keeps a client library's log lines, warnings and up, in a bounded deque."""
+
+    def __init__(self, sink):
+        super().__init__(logging.WARNING)
+        self.sink = sink
+
+    def emit(self, record):
+        self.sink.append(f"{record.created:.3f} {record.getMessage()}")
+
+
 class PythonApp:
     """python-socketio with its default reconnection, as an application uses it."""
 
     def __init__(self, label, url, token, transports):
         self.label, self.url, self.token, self.transports = label, url, token, transports
-        self.sio = socketio.Client()
+        # What the client library says (why it dropped a transport), kept for a failure's message.
+        self.said = collections.deque(maxlen=30)
+        logger = logging.getLogger(f"drain.{label}")
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        logger.addHandler(_Kept(self.said))
+        self.sio = socketio.Client(logger=logger, engineio_logger=logger)
         self.condition = threading.Condition()
         self.offsets = {}  # room → the last offset seen
         self.created = []  # (element id, offset) of each element:created, in arrival order
@@ -115,7 +134,7 @@ class PythonApp:
         with self.condition:
             return {"connects": self.connects, "rejoined": self.rejoined, "sid": self.sio.eio.sid or "",
                     "connected": self.sio.connected, "created": list(self.created), "reasons": list(self.reasons),
-                    "recovered": list(self.recovered), "errors": list(self.errors),
+                    "recovered": list(self.recovered), "errors": list(self.errors), "said": list(self.said),
                     "transport": self.sio.transport() if self.sio.connected else None}
 
     def close(self):
@@ -294,8 +313,9 @@ def test_a_rolling_restart_brings_every_client_back_with_nothing_lost(stack, bro
 
             deadline = time.monotonic() + PATIENCE
             while not all(back(app) for app in on_victim):
-                assert time.monotonic() < deadline, "not back within %d s: %s" % (
-                    PATIENCE, {app.label: app.state() for app in on_victim if not back(app)})
+                assert time.monotonic() < deadline, "not back within %d s: %s\nnode %d (drained):\n%s\nnode %d:\n%s" % (
+                    PATIENCE, {app.label: app.state() for app in on_victim if not back(app)},
+                    victim, tail(drained.log_path), survivor, tail(other.log_path))
                 add_element(other)
                 # An element, then the clients' state again a little later (a pace for the
                 # writer, not a wait for something: the loop's condition is what it waits for).
