@@ -28,7 +28,7 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         public static let invalidURL = Code(.invalidURL)
         /// The client was shut down.
         public static let clientShutdown = Code(.clientShutdown)
-        /// In cluster mode, a command's (or script's) keys hash to more than one slot; it was not sent.
+        /// In cluster mode, a command's (or function call's) keys hash to more than one slot; it was not sent.
         public static let crossSlot = Code(.crossSlot)
 
         public var description: String { base.rawValue }

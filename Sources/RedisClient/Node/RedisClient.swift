@@ -70,19 +70,39 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredPipeline(commands, timeout: timeout)
     }
 
-    public func evaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply {
-        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout)
+    public func call(_ call: RedisFunctionCall, timeout: Duration?) async throws(RedisError) -> RedisReply {
+        try await measuredCall(call, timeout: timeout)
     }
 
-    /// One server: ``load(_:)``.
-    func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError) {
-        try await load([script])
+    public func load(_ library: RedisFunctionLibrary) async throws(RedisError) {
+        try library.checkLoaded(try await send(library.loadCommand))
     }
 
-    public func load(_ scripts: [RedisScript]) async throws(RedisError) {
-        for script in scripts {
-            try script.checkLoaded(try await send(script.loadCommand()))
+    func callUnmeasured(_ call: RedisFunctionCall, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await run(call, asking: false, deadline: deadline)
+    }
+
+    /// Runs a function call on this server: where every function runs, on one server or on a
+    /// cluster's master (``RedisClusterClient`` picks the master, this runs it there). When this
+    /// server lacks the library, it is loaded here, on the server that said so, and the call runs
+    /// again: in a cluster the keys' slot may name another master (an `ASK` target, a map not yet
+    /// read again after a promotion), one that has it already.
+    /// - Parameter asking: send `ASKING` first (an `ASK` redirection to this server).
+    func run(_ call: RedisFunctionCall, asking: Bool, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        do throws(RedisError) {
+            return try await send(call.command, asking: asking, deadline: deadline)
+        } catch where error.isFunctionMissing {
+            try call.library.checkLoaded(try await sendUnmeasured(call.library.loadCommand, deadline: deadline))
+            return try await send(call.command, asking: asking, deadline: deadline)
         }
+    }
+
+    /// Sends one command, after `ASKING` on the same connection when `asking`.
+    func send(_ command: RedisCommand, asking: Bool, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        guard asking else { return try await sendUnmeasured(command, deadline: deadline) }
+        let replies = try await pipelineUnmeasured([RedisCommand("ASKING"), command], deadline: deadline)
+        if case .error(let message) = replies.last { throw RedisError(.reply, message) }
+        return replies.last ?? .null
     }
 
     func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
