@@ -8,6 +8,21 @@ protocol ElementFunction: RoomFunction {
     var element: ElementID { get }
 }
 
+/// A function a user's request runs (its `user` argument).
+protocol UserRequested {
+    var user: UserID { get }
+}
+
+/// A function that records the time of its change (its `now` argument, epoch ms).
+protocol Stamped {
+    var now: Timestamp { get }
+}
+
+/// A function that appends room events (its `events_kept` argument: the stream's length).
+protocol EmittingRoomEvents {
+    var eventsKept: Int { get }
+}
+
 /// A room's keys as the Lua functions name them (`_elements.lua`, `_presence.lua`).
 extension FunctionKey where Function: RoomFunction {
     static var room: Self { Self("room") { RedisKeys.room($0.room) } }
@@ -34,4 +49,16 @@ extension FunctionArgument where Function: RoomFunction {
 
 extension FunctionArgument where Function: ElementFunction {
     static var elementId: Self { Self("element_id") { $0.element.rawValue } }
+}
+
+extension FunctionArgument where Function: UserRequested {
+    static var user: Self { Self("user") { $0.user.rawValue } }
+}
+
+extension FunctionArgument where Function: Stamped {
+    static var now: Self { .time("now") { $0.now } }
+}
+
+extension FunctionArgument where Function: EmittingRoomEvents {
+    static var eventsKept: Self { Self("events_kept") { $0.eventsKept } }
 }

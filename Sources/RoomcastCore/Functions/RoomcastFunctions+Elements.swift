@@ -3,14 +3,14 @@ import RedisClient
 
 extension RoomcastFunctions {
     /// `element_create.lua`: a new element on top of the stack, `element:created`, unseen counts.
-    struct ElementCreate: ElementFunction {
+    struct ElementCreate: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_create"
         static let keys: [FunctionKey<Self>] = [
             .room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles, .presence, .unseen,
             .optional("request") { f in f.request.map { RedisKeys.roomRequest(f.room, user: f.user, operation: .elementCreate, request: $0) } },
         ]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .elementId, .roomId, .time("now") { $0.now }, .init("events_kept") { $0.eventsKept },
+            .user, .elementId, .roomId, .now, .eventsKept,
             .init("creator") { $0.creator }, .init("max_elements") { $0.maxElements }, .rest("fields") { $0.fields },
         ]
 
@@ -49,11 +49,11 @@ extension RoomcastFunctions {
     }
 
     /// `element_update.lua`: changed fields, `element:updated`, to front on a move.
-    struct ElementUpdate: ElementFunction {
+    struct ElementUpdate: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_update"
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .elementId, .roomId, .time("now") { $0.now }, .init("events_kept") { $0.eventsKept },
+            .user, .elementId, .roomId, .now, .eventsKept,
             .flag("to_front") { $0.toFront }, .flag("answer_element") { $0.answerElement }, .rest("fields") { $0.fields },
         ]
 
@@ -87,11 +87,11 @@ extension RoomcastFunctions {
     }
 
     /// `element_transform.lua`: a transform, to front, `element:transformed` per recipient.
-    struct ElementTransform: ElementFunction {
+    struct ElementTransform: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_transform"
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .elementId, .roomId, .time("now") { $0.now }, .init("events_kept") { $0.eventsKept },
+            .user, .elementId, .roomId, .now, .eventsKept,
             .rest("fields") { $0.fields },
         ]
 
@@ -114,11 +114,11 @@ extension RoomcastFunctions {
     }
 
     /// `element_front.lua`: the element on top, `element:z-index-changed` when it moved.
-    struct ElementFront: ElementFunction {
+    struct ElementFront: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_front"
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .elementId, .roomId, .time("now") { $0.now }, .init("events_kept") { $0.eventsKept },
+            .user, .elementId, .roomId, .now, .eventsKept,
         ]
 
         var room: RoomID
@@ -141,13 +141,13 @@ extension RoomcastFunctions {
     }
 
     /// `element_delete.lua`: the element and its reactions gone, `element:deleted`.
-    struct ElementDelete: ElementFunction {
+    struct ElementDelete: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_delete"
         static let keys: [FunctionKey<Self>] = [
             .room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles, .presence, .unseen,
         ]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .elementId, .roomId, .time("now") { $0.now }, .init("events_kept") { $0.eventsKept },
+            .user, .elementId, .roomId, .now, .eventsKept,
         ]
 
         var room: RoomID
@@ -169,12 +169,12 @@ extension RoomcastFunctions {
     }
 
     /// `room_clear.lua`: every element gone, `room:cleared`.
-    struct RoomClear: RoomFunction {
+    struct RoomClear: RoomFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "room_clear"
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .presence, .unseen]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .init("element_prefix") { RedisKeys.elementPrefix($0.room) }, .roomId,
-            .time("now") { $0.now }, .init("events_kept") { $0.eventsKept }, .init("reactions_suffix") { _ in RedisKeys.reactionsSuffix },
+            .user, .init("element_prefix") { RedisKeys.elementPrefix($0.room) }, .roomId,
+            .now, .eventsKept, .init("reactions_suffix") { _ in RedisKeys.reactionsSuffix },
         ]
 
         var room: RoomID
@@ -196,12 +196,12 @@ extension RoomcastFunctions {
     }
 
     /// `elements_snapshot.lua`: the room's elements and the offset they are current at.
-    struct ElementsSnapshot: RoomFunction {
+    struct ElementsSnapshot: RoomFunction, UserRequested {
         static let name = "elements_snapshot"
         static let isReadOnly = true
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .init("element_prefix") { RedisKeys.elementPrefix($0.room) },
+            .user, .init("element_prefix") { RedisKeys.elementPrefix($0.room) },
         ]
 
         var room: RoomID
@@ -221,14 +221,14 @@ extension RoomcastFunctions {
     }
 
     /// `reaction_toggle.lua`: the user's heart added or removed, announced per recipient.
-    struct ReactionToggle: ElementFunction {
+    struct ReactionToggle: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "reaction_toggle"
         static let keys: [FunctionKey<Self>] = [
             .room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles,
             .optional("request") { f in f.request.map { RedisKeys.roomRequest(f.room, user: f.user, operation: .reactionToggle, request: $0) } },
         ]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .elementId, .roomId, .time("now") { $0.now }, .init("events_kept") { $0.eventsKept },
+            .user, .elementId, .roomId, .now, .eventsKept,
             .init("reaction_draft") { $0.reactionDraft },
         ]
 

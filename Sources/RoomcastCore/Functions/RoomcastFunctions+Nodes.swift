@@ -24,14 +24,14 @@ extension RoomcastFunctions {
     }
 
     /// `node_reap_claim.lua`: a reaper's lease on the next batch of a dead node's index.
-    struct NodeReapClaim: RoomcastFunction {
+    struct NodeReapClaim: RoomcastFunction, Stamped {
         static let name = "node_reap_claim"
         static let keys: [FunctionKey<Self>] = [
             .init("node") { RedisKeys.node($0.node) }, .init("rooms_key") { RedisKeys.nodeRooms($0.node) },
             .init("users_key") { RedisKeys.nodeUsers($0.node) }, .init("claims") { RedisKeys.nodeReaping($0.node) },
         ]
         static let arguments: [FunctionArgument<Self>] = [
-            .time("now") { $0.now }, .milliseconds("lease") { $0.lease }, .init("batch") { $0.batch },
+            .now, .milliseconds("lease") { $0.lease }, .init("batch") { $0.batch },
             .milliseconds("lifetime") { $0.lifetime },
         ]
 
@@ -71,10 +71,10 @@ extension RoomcastFunctions {
     }
 
     /// `node_registry_drop.lua`: a fully reaped node leaves the registry unless it beat meanwhile.
-    struct NodeRegistryDrop: RoomcastFunction {
+    struct NodeRegistryDrop: RoomcastFunction, Stamped {
         static let name = "node_registry_drop"
         static let keys: [FunctionKey<Self>] = [.init("registry") { _ in RedisKeys.nodeRegistry }]
-        static let arguments: [FunctionArgument<Self>] = [.time("now") { $0.now }, .init("node") { $0.node.rawValue }]
+        static let arguments: [FunctionArgument<Self>] = [.now, .init("node") { $0.node.rawValue }]
 
         var node: NodeID
         var now: Timestamp

@@ -82,12 +82,12 @@ extension RoomcastFunctions {
     }
 
     /// `push_token_claim.lua`: a device token given to a user unless another installation holds it.
-    struct PushTokenClaim: RoomcastFunction {
+    struct PushTokenClaim: RoomcastFunction, UserRequested {
         static let name = "push_token_claim"
         static let keys: [FunctionKey<Self>] = [
             .init("owner_key") { RedisKeys.pushTokenOwner($0.token) }, .init("installation_key") { RedisKeys.pushTokenInstallation($0.token) },
         ]
-        static let arguments: [FunctionArgument<Self>] = [.init("user") { $0.user.rawValue }, .init("installation") { $0.installation }]
+        static let arguments: [FunctionArgument<Self>] = [.user, .init("installation") { $0.installation }]
 
         var token: String
         var user: UserID
@@ -107,10 +107,10 @@ extension RoomcastFunctions {
 
     /// `owner_release.lua`: an owner record (a device token's, an email's) deleted if it still
     /// names this user.
-    struct OwnerRelease: RoomcastFunction {
+    struct OwnerRelease: RoomcastFunction, UserRequested {
         static let name = "owner_release"
         static let keys: [FunctionKey<Self>] = [.init("owner") { $0.owner }, .optional("companion") { $0.companion }]
-        static let arguments: [FunctionArgument<Self>] = [.init("user") { $0.user.rawValue }]
+        static let arguments: [FunctionArgument<Self>] = [.user]
 
         /// `push-token:{<token>}` or `email:{<address>}`.
         var owner: String

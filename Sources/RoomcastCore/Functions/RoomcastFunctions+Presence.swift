@@ -8,12 +8,12 @@ extension RoomcastFunctions {
     }
 
     /// `presence_join.lua`: a socket opened the room; the user's unseen counts reset.
-    struct PresenceJoin: RoomFunction {
+    struct PresenceJoin: RoomFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "presence_join"
         static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys() + [.unseen]
         static let arguments: [FunctionArgument<Self>] = [
-            .time("now") { $0.now }, .time("expiry") { $0.expiry }, .init("events_kept") { $0.eventsKept }, .roomId,
-            .init("user") { $0.user.rawValue }, .init("member") { $0.member },
+            .now, .time("expiry") { $0.expiry }, .eventsKept, .roomId,
+            .user, .init("member") { $0.member },
         ]
 
         var room: RoomID
@@ -49,11 +49,11 @@ extension RoomcastFunctions {
     }
 
     /// `presence_leave.lua`: a socket left the room.
-    struct PresenceLeave: RoomFunction {
+    struct PresenceLeave: RoomFunction, Stamped, EmittingRoomEvents {
         static let name = "presence_leave"
         static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys()
         static let arguments: [FunctionArgument<Self>] = [
-            .time("now") { $0.now }, .init("events_kept") { $0.eventsKept }, .roomId, .init("member") { $0.member },
+            .now, .eventsKept, .roomId, .init("member") { $0.member },
         ]
 
         var room: RoomID
@@ -72,11 +72,11 @@ extension RoomcastFunctions {
     }
 
     /// `presence_refresh.lua`: a node's members stay present for another backstop.
-    struct PresenceRefresh: RoomFunction {
+    struct PresenceRefresh: RoomFunction, Stamped, EmittingRoomEvents {
         static let name = "presence_refresh"
         static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys()
         static let arguments: [FunctionArgument<Self>] = [
-            .time("now") { $0.now }, .time("expiry") { $0.expiry }, .init("events_kept") { $0.eventsKept }, .roomId,
+            .now, .time("expiry") { $0.expiry }, .eventsKept, .roomId,
             .flag("restoring") { $0.restoring }, .rest("members") { $0.members },
         ]
 
@@ -103,11 +103,11 @@ extension RoomcastFunctions {
     }
 
     /// `presence_reap.lua`: a dead node's members leave the room.
-    struct PresenceReap: RoomFunction {
+    struct PresenceReap: RoomFunction, Stamped, EmittingRoomEvents {
         static let name = "presence_reap"
         static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys()
         static let arguments: [FunctionArgument<Self>] = [
-            .time("now") { $0.now }, .init("events_kept") { $0.eventsKept }, .roomId, .init("node") { $0.node.rawValue },
+            .now, .eventsKept, .roomId, .init("node") { $0.node.rawValue },
         ]
 
         var room: RoomID
@@ -130,14 +130,14 @@ extension RoomcastFunctions {
     }
 
     /// `message_send.lua`: a chat message stored, appended to the room's stream and published.
-    struct MessageSend: RoomFunction {
+    struct MessageSend: RoomFunction, Stamped, EmittingRoomEvents {
         static let name = "message_send"
         static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys() + [
             .init("messages") { RedisKeys.roomMessages($0.room) },
             .optional("request") { f in f.request.map { RedisKeys.roomRequest(f.room, user: f.sender, operation: .messageSend, request: $0) } },
         ]
         static let arguments: [FunctionArgument<Self>] = [
-            .time("now") { $0.now }, .init("events_kept") { $0.eventsKept }, .roomId, .init("sender") { $0.sender.rawValue },
+            .now, .eventsKept, .roomId, .init("sender") { $0.sender.rawValue },
             .init("message_id") { $0.message.rawValue }, .init("text") { $0.text }, .init("frame_prefix") { $0.frame.prefix },
             .init("frame_suffix") { $0.frame.suffix }, .init("messages_kept") { $0.messagesKept }, .init("message") { $0.json },
         ]

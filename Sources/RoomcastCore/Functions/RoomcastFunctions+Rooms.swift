@@ -2,11 +2,11 @@ import RedisClient
 
 extension RoomcastFunctions {
     /// `room_create.lua`: a room and its participants, unless the id is taken.
-    struct RoomCreate: RoomFunction {
+    struct RoomCreate: RoomFunction, Stamped {
         static let name = "room_create"
         static let keys: [FunctionKey<Self>] = [.room, .participants]
         static let arguments: [FunctionArgument<Self>] = [
-            .roomId, .init("name") { $0.name ?? "" }, .init("creator") { $0.creator.rawValue }, .time("now") { $0.now },
+            .roomId, .init("name") { $0.name ?? "" }, .init("creator") { $0.creator.rawValue }, .now,
             .rest("participants") { $0.participants.map(\.rawValue) },
         ]
 
@@ -25,11 +25,11 @@ extension RoomcastFunctions {
     }
 
     /// `room_rename.lua`: a room's name set or cleared, for participants.
-    struct RoomRename: RoomFunction {
+    struct RoomRename: RoomFunction, UserRequested, Stamped {
         static let name = "room_rename"
         static let keys: [FunctionKey<Self>] = [.room, .participants, .presence]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .init("name") { $0.name ?? "" }, .time("now") { $0.now },
+            .user, .init("name") { $0.name ?? "" }, .now,
         ]
 
         var room: RoomID
@@ -55,12 +55,12 @@ extension RoomcastFunctions {
     }
 
     /// `room_replay.lua`: the events a rejoining client missed, if all are still kept.
-    struct RoomReplay: RoomFunction {
+    struct RoomReplay: RoomFunction, UserRequested {
         static let name = "room_replay"
         static let isReadOnly = true
         static let keys: [FunctionKey<Self>] = [.room, .participants, .stream]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("user") { $0.user.rawValue }, .init("since") { $0.since }, .init("most") { $0.most },
+            .user, .init("since") { $0.since }, .init("most") { $0.most },
         ]
 
         var room: RoomID

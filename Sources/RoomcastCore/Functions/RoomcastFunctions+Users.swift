@@ -3,14 +3,14 @@ import RedisClient
 
 extension RoomcastFunctions {
     /// `user_socket_open.lua`: a new socket counted against the user's limit, the user read beside it.
-    struct UserSocketOpen: RoomcastFunction {
+    struct UserSocketOpen: RoomcastFunction, Stamped {
         static let name = "user_socket_open"
         static let keys: [FunctionKey<Self>] = [
             .init("sockets") { RedisKeys.userSockets($0.user) }, .init("stream") { RedisKeys.userStream($0.user) },
             .optional("user_key") { $0.readingUser ? RedisKeys.user($0.user) : nil },
         ]
         static let arguments: [FunctionArgument<Self>] = [
-            .time("now") { $0.now }, .time("expiry") { $0.expiry }, .init("limit") { $0.limit }, .init("socket") { $0.socket },
+            .now, .time("expiry") { $0.expiry }, .init("limit") { $0.limit }, .init("socket") { $0.socket },
         ]
 
         var user: UserID
