@@ -42,9 +42,10 @@ let package = Package(
     targets: [
         // MARK: Redis
 
-        // hiredis's `.pc` file puts /usr/include/hiredis on every dependent's include path (see
-        // PITFALLS.md), so the header paths are spelled out in the shim instead of via pkg-config;
-        // the provider hint still tells a missing library's users what to install.
+        // hiredis's `.pc` file puts /usr/include/hiredis on every dependent's include path (its
+        // read.h and sds.h then shadow other headers), so the header paths are spelled out in the
+        // shim instead of via pkg-config; the provider hint still tells a missing library's users
+        // what to install.
         .systemLibrary(
             name: "CHiredis",
             path: "Sources/CHiredis",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end tests need beyond scripts/setup.sh and is missing: Debian's
-# chromium and chromium-driver (tests/e2e/test_console.py) and nginx (the round-robin load
-# balancer of tests/e2e/test_load_balancer.py). Idempotent: installs nothing when all are there.
+# chromium and chromium-driver (tests/e2e/test_console.py), nginx (the round-robin load
+# balancer of tests/e2e/test_load_balancer.py), curl and jq (the documentation's snippets,
+# tests/docs). Idempotent: installs nothing when all are there.
 # Uses sudo when not root.
 set -euo pipefail
 
@@ -9,5 +10,7 @@ missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
 
 "$(dirname "$0")/apt-install.sh" setup-tests ${missing[@]+"${missing[@]}"}

@@ -41,6 +41,9 @@ scripts/setup-tests.sh  # chromium, chromedriver (tests/e2e/test_console.py) and
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
 .venv/bin/python -m pytest -q tests/e2e
+# The documentation's snippets marked `<!-- run -->` (README.md, docs/), each document against a
+# node of its own (tests/docs; CONTRIBUTING.md, "Snippets that run").
+.venv/bin/python -m pytest -q tests/docs
 # Protocol conformance: our port of the official Engine.IO v4 and Socket.IO v5 suites
 # (tests/conformance, 57 cases) against roomcast-conformance, the suites' test server built on the
 # SocketIOServer library that the gateway runs on.

@@ -8,7 +8,7 @@ struct ConfigOptions: ParsableArguments {
     @Option(name: .long, help: "YAML settings file (default: config/roomcast.yaml, if present).")
     var config: String?
 
-    @Option(name: .customLong("redis-url"), help: "redis://[user:password@]host:port[/db] (ROOMCAST_REDIS_URL).")
+    @Option(name: .setting("redis.url"), help: .setting("redis.url"))
     var redisURL: String?
 
     /// Loads the settings: flags (`overrides` and `--redis-url`) over `ROOMCAST_*` environment
@@ -16,7 +16,7 @@ struct ConfigOptions: ParsableArguments {
     /// - Throws: `ValidationError` naming a refused setting: the operator's to fix, exit non-zero.
     func load(overrides: [String: String?] = [:]) async throws -> GatewaySettings {
         var flags = overrides.compactMapValues { $0 }
-        if let redisURL { flags[GatewaySettings.Key.redisURL] = redisURL }
+        if let redisURL { flags["redis.url"] = redisURL }
         do {
             return try await GatewaySettings.load(
                 configFile: config ?? "config/roomcast.yaml",

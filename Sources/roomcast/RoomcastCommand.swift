@@ -5,6 +5,6 @@ struct RoomcastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roomcast",
         abstract: "Roomcast: a Redis-backed realtime gateway (Socket.IO v5 over WebSocket, REST).",
-        subcommands: [ServeCommand.self, InspectCommand.self]
+        subcommands: [ServeCommand.self, InspectCommand.self, ConfigCommand.self]
     )
 }

@@ -10,30 +10,31 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run one gateway node.",
         discussion: """
             Settings come from the config file, then ROOMCAST_* environment variables \
-            (ROOMCAST_PORT, ROOMCAST_REDIS_URL, ...), then these flags; later sources win.
+            (ROOMCAST_PORT, ROOMCAST_REDIS_URL, ...), then these flags; later sources win. \
+            `roomcast config reference` lists every setting.
             """
     )
 
     @OptionGroup var source: ConfigOptions
 
-    @Option(name: .long, help: "Address to listen on (ROOMCAST_HOST).")
+    @Option(name: .setting("host"), help: .setting("host"))
     var host: String?
 
-    @Option(name: .long, help: "Port to listen on (ROOMCAST_PORT, default 8080).")
+    @Option(name: .setting("port"), help: .setting("port"))
     var port: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (ROOMCAST_LOG_LEVEL).")
+    @Option(name: .setting("log.level"), help: .setting("log.level"))
     var logLevel: String?
 
-    @Option(name: .customLong("log-format"), help: "text or json: one JSON object per line (ROOMCAST_LOG_FORMAT, default text).")
+    @Option(name: .setting("log.format"), help: .setting("log.format"))
     var logFormat: String?
 
     func run() async throws {
         let settings = try await source.load(overrides: [
-            GatewaySettings.Key.host: host,
-            GatewaySettings.Key.port: port,
-            GatewaySettings.Key.logLevel: logLevel,
-            GatewaySettings.Key.logFormat: logFormat,
+            "host": host,
+            "port": port,
+            "log.level": logLevel,
+            "log.format": logFormat,
         ])
         let level = settings.logLevel
         let format = settings.logFormat

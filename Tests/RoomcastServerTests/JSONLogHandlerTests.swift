@@ -97,7 +97,7 @@ struct JSONLogHandlerTests {
         let text = try await GatewaySettings.load(configFile: "/nonexistent.yaml", requireFile: false, overrides: [:], environment: [:])
         #expect(text.logFormat == .text)
         let flag = try await GatewaySettings.load(
-            configFile: "/nonexistent.yaml", requireFile: false, overrides: [GatewaySettings.Key.logFormat: "JSON"], environment: ["ROOMCAST_LOG_FORMAT": "text"]
+            configFile: "/nonexistent.yaml", requireFile: false, overrides: ["log.format": "JSON"], environment: ["ROOMCAST_LOG_FORMAT": "text"]
         )
         #expect(flag.logFormat == .json)
         await #expect(throws: ConfigurationError.self) {

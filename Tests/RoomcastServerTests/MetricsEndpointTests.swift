@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import RedisClient
 import RoomcastTestSupport
 import Testing
@@ -72,6 +73,14 @@ struct MetricsEndpointTests {
             }
             let refused = try await HTTPTestClient.request(port: node.port, path: "/api/users/me", headers: ["Authorization": "Bearer nope"])
             #expect(refused.status == 401)
+            // A method the path does not serve: counted under its own code, not `other`.
+            let notAllowed = try await HTTPTestClient.request("DELETE", port: node.port, path: "/api/rooms/my-rooms", headers: ["Authorization": "Bearer \(alice.token)"])
+            #expect(notAllowed.status == 405)
+            // A binary event: refused as `binary_not_supported`, counted as such.
+            try await socket.sendRaw(text: #"451-999["room:join",{"_placeholder":true,"num":0}]"#)
+            try await socket.sendRaw(binary: ByteBuffer(bytes: [1, 2, 3]))
+            let binary = try await socket.nextAck(999)
+            #expect(binary.contains("binary_not_supported"), "\(binary)")
 
             let during = try await Self.scrape(node)
             #expect(during.value("roomcast_sockets_connected", ["transport": "websocket"]) == 1)
@@ -86,6 +95,9 @@ struct MetricsEndpointTests {
             #expect(during.value("roomcast_rejected_inputs_total", ["code": "invalid_payload", "source": "socket"]) == 1)
             #expect(during.value("roomcast_rejected_inputs_total", ["code": "invalid_namespace", "source": "socket"]) == 1)
             #expect(during.value("roomcast_rejected_inputs_total", ["code": "unauthorized", "source": "http"]) == 1)
+            #expect(during.value("roomcast_rejected_inputs_total", ["code": "method_not_allowed", "source": "http"]) == 1)
+            #expect(during.value("roomcast_rejected_inputs_total", ["code": "binary_not_supported", "source": "socket"]) == 1)
+            #expect(during.sum("roomcast_rejected_inputs_total", matching: ["code": "other"]) == 0)
             // element:created, message:new and room:presence, each to Alice's one socket (at least).
             #expect(during.value("roomcast_frames_delivered_total") ?? 0 >= 2)
             #expect(during.value("roomcast_fanout_latency_seconds_count") ?? 0 >= 2)

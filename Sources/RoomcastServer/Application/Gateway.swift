@@ -249,12 +249,12 @@ public struct Gateway: Sendable {
             default: endpoint = try APNsEndpoint(url: apns.endpoint)
             }
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.apnsEndpoint, reason: "\(error)")
+            throw ConfigurationError(key: "apns.endpoint", reason: "\(error)")
         }
         do {
             key = try APNsSigningKey(contentsOfFile: apns.keyPath)
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.apnsKeyPath, reason: "\(error)")
+            throw ConfigurationError(key: "apns.key_path", reason: "\(error)")
         }
         let client = APNsClient(
             configuration: APNsConfiguration(
@@ -272,13 +272,13 @@ public struct Gateway: Sendable {
         do {
             account = try FCMServiceAccount(contentsOfFile: fcm.serviceAccountPath)
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.fcmServiceAccountPath, reason: "\(error)")
+            throw ConfigurationError(key: "fcm.service_account_path", reason: "\(error)")
         }
         // Each URL on its own, so the error names the setting that holds the bad one.
         do {
             _ = try FCMConfiguration(serviceAccount: account, endpointURL: fcm.endpoint, tokenURI: FCMConfiguration.productionURL)
         } catch {
-            throw ConfigurationError(key: GatewaySettings.Key.fcmEndpoint, reason: "\(error)")
+            throw ConfigurationError(key: "fcm.endpoint", reason: "\(error)")
         }
         let configuration: FCMConfiguration
         do {
@@ -287,7 +287,7 @@ public struct Gateway: Sendable {
             )
         } catch {
             // Without fcm.token_uri, the key file's token_uri is the bad one.
-            throw ConfigurationError(key: fcm.tokenURI == nil ? GatewaySettings.Key.fcmServiceAccountPath : GatewaySettings.Key.fcmTokenURI, reason: "\(error)")
+            throw ConfigurationError(key: fcm.tokenURI == nil ? "fcm.service_account_path" : "fcm.token_uri", reason: "\(error)")
         }
         let client = FCMClient(configuration: configuration, logger: logger.with(label: "fcm"))
         return (PushToken.fcm, FCMPushSender(client: client), fcm.requestTimeout)

@@ -1,6 +1,7 @@
 /// A setting that stops start-up, named so that the operator knows what to fix.
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
-    /// The setting's key as written in `config/roomcast.yaml` (`redis.url`, `port` ...).
+    /// The setting's key as written in `config/roomcast.yaml` (`redis.url`, `port` ...), or
+    /// `config` for the file itself.
     public let key: String
     /// Why the value was refused.
     public let reason: String

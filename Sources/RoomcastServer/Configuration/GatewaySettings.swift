@@ -5,69 +5,68 @@ public import WebSocketServer
 /// Everything one gateway node needs to start, validated.
 ///
 /// Read from `config/roomcast.yaml`, then `ROOMCAST_*` environment variables, then command-line
-/// flags (later sources win); see ``GatewaySettings/init(reader:)``.
+/// flags (later sources win); see ``GatewaySettings/init(reader:)``. Each field's initial value is
+/// its setting's default; what each setting means, and which values it takes, is declared once in
+/// ``GatewaySettings/sections``.
 public struct GatewaySettings: Sendable {
-    /// Address to listen on.
+    /// Address to listen on (`host`).
     public var host: String = "127.0.0.1"
-    /// TCP port to listen on.
+    /// TCP port to listen on (`port`).
     public var port: Int = 8080
-    /// How to reach Redis.
+    /// How to reach Redis (`redis.*`).
     public var redis: RedisConfiguration = RedisConfiguration()
-    /// Minimum log level.
+    /// Minimum log level (`log.level`).
     public var logLevel: Logger.Level = .info
-    /// How log lines are written: `text` for people, `json` for log collectors.
+    /// How log lines are written (`log.format`).
     public var logFormat: LogFormat = .text
-    /// HS256 key for the JWTs this node issues and accepts (at least 32 bytes); required to serve.
+    /// HS256 key for the JWTs this node issues and accepts (`jwt.secret`); required to serve.
     public var jwtSecret: String?
-    /// How long an issued token is valid.
+    /// How long an issued token is valid (`jwt.ttl_seconds`).
     public var tokenLifetime: Duration = .seconds(7 * 24 * 3600)
-    /// bcrypt cost for password hashes (each step doubles the work).
+    /// bcrypt cost for password hashes (`auth.bcrypt_cost`).
     public var bcryptCost: Int = 10
-    /// Most participants a room may have, its creator included.
+    /// Most participants a room may have, its creator included (`rooms.max_participants`).
     public var maxRoomParticipants: Int = 16
-    /// Most elements a room may hold.
+    /// Most elements a room may hold (`rooms.max_elements`).
     public var maxRoomElements: Int = 5_000
-    /// Longest chat message, in bytes of UTF-8.
+    /// Longest chat message, in bytes of UTF-8 (`messages.max_length`).
     public var maxMessageLength: Int = 16_000
-    /// Chat messages kept per room for `GET /api/rooms/:roomId/messages` (oldest go first;
-    /// approximate, Redis trims whole stream nodes).
+    /// Chat messages kept per room for the history (`messages.kept_per_room`).
     public var messagesKeptPerRoom: Int = 10_000
-    /// Longest element `content` (a note's text), in bytes of UTF-8.
+    /// Longest element `content`, in bytes of UTF-8 (`elements.max_content_length`).
     public var maxElementContentLength: Int = 80_000
-    /// Largest REST request body, in bytes; a larger one is `payload_too_large`.
+    /// Largest REST request body, in bytes (`http.max_body_bytes`).
     public var maxRequestBodySize: Int = 1 << 20
-    /// HTTP connections one client address may hold on this node at once (sibling nodes'
-    /// forwarded connections not counted); more are closed as they are accepted. The address
-    /// is the connection's peer, or the `X-Forwarded-For` client of its first request when
-    /// `rate.trust_forwarded_for` is on. High enough for a carrier NAT of many phones.
+    /// HTTP connections one client address may hold on this node at once
+    /// (`http.max_connections_per_address`). The address is the connection's peer, or the
+    /// `X-Forwarded-For` client of its first request when `rate.trust_forwarded_for` is on.
     public var maxConnectionsPerAddress: Int = 2_000
-    /// How long an HTTP connection may go without a whole request in flight: from its opening,
-    /// or its last response, to the end of its next request (then it is closed).
+    /// How long an HTTP connection may go without a whole request in flight (`http.idle_timeout_ms`).
     public var httpIdleTimeout: Duration = .seconds(30)
     /// REST rate limits (`rate.*`), counted across nodes in Redis.
     var requestLimits = RequestLimits.Settings()
-    /// Browser origins allowed to use long-polling and the REST API across origins.
+    /// Browser origins allowed to use long-polling and the REST API across origins (`http.cors_origins`).
     public var corsOrigins: CORSOrigins = .none
-    /// How long a socket's presence member (and its place in its user's socket count) lives
-    /// without its node refreshing it; nodes refresh every third of it. A backstop only: a
-    /// crashed node's members are reaped once its registry entry expires (``nodeTTL``).
+    /// How long a socket's presence member lives without its node refreshing it
+    /// (`presence.backstop_ms`). A backstop only: a crashed node's members are reaped once its
+    /// registry entry expires (``nodeTTL``).
     public var presenceBackstop: Duration = .seconds(3_600)
     /// How long a node keeps trying to read back the room events its pub/sub link missed before
-    /// it closes the room's sockets instead (their clients then recover by offset).
+    /// it closes the room's sockets instead (`pubsub.gap_read_timeout_ms`).
     public var gapReadTimeout: Duration = .seconds(30)
-    /// Room events kept in each room's stream for recovery by offset (approximate).
+    /// Room events kept in each room's stream for recovery by offset (`rooms.stream_length`).
     public var roomStreamLength: Int = 1_000
     /// Engine.IO and socket settings.
     public var socket = SocketSettings()
-    /// How long a SIGTERM drain may take before what is left is cancelled and the node exits.
+    /// How long a SIGTERM drain may take (`shutdown.drain_timeout_ms`).
     public var drainTimeout: Duration = .seconds(30)
     /// Notifications and their push delivery.
     public var notifications = NotificationSettings()
-    /// The base URL other nodes reach this one at; `nil`: `http://<host>:<port>` (see
-    /// ``advertiseURL(port:)``).
+    /// The base URL other nodes reach this one at (`node.advertise_url`); `nil`:
+    /// `http://<host>:<port>` (see ``advertiseURL(port:)``).
     public var nodeAdvertiseURL: String?
-    /// How long this node's entry in the node registry lives without a heartbeat; the node sends
-    /// one every third of it.
+    /// How long this node's entry in the node registry lives without a heartbeat (`node.ttl_ms`);
+    /// the node sends one every third of it.
     public var nodeTTL: Duration = .seconds(15)
 
     /// Settings with every default.

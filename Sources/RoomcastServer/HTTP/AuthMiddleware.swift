@@ -12,7 +12,7 @@ import RoomcastCore
 /// `token_expired`.
 ///
 /// Add it to the REST routes only, not to the Socket.IO upgrade: a socket's token may come in its
-/// CONNECT packet instead, and a refused upgrade can only be a bare 400 (see PITFALLS.md), so the
+/// CONNECT packet instead, and a refused upgrade can only be a bare 400 (Hummingbird answers it so), so the
 /// socket reports token errors after the upgrade.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = RoomcastRequestContext

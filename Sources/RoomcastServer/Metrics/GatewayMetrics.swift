@@ -50,10 +50,12 @@ enum GatewayMetrics {
         known: SocketEventRouter.eventNames, other: "unknown"
     )
 
-    /// `roomcast_rejected_inputs_total{code, source="socket"}`.
+    /// `roomcast_rejected_inputs_total{code, source="socket"}`: `malformed_packet` counts the
+    /// connections closed for input that cannot be decoded, `invalid_namespace` the CONNECTs to a
+    /// namespace the gateway does not serve.
     static let socketRejections = LabeledCounters(
         label: "roomcast_rejected_inputs_total", dimension: "code", fixed: [("source", "socket")],
-        known: errorCodes + ["malformed_json", "invalid_namespace"], other: "other"
+        known: errorCodes + ["invalid_namespace"], other: "other"
     )
     /// `roomcast_rejected_inputs_total{code, source="http"}`.
     static let httpRejections = LabeledCounters(
@@ -61,11 +63,11 @@ enum GatewayMetrics {
         known: errorCodes, other: "other"
     )
 
-    /// The error catalogue (README "Error codes"); sockets also get the codec's `malformed_json`
-    /// and CONNECT's `invalid_namespace`.
+    /// The error catalogue (docs/clients/errors.md).
     private static let errorCodes: [String] = [
-        RoomcastError.Code.invalidPayload, .malformedPacket, .unknownEvent, .unauthorized, .tokenExpired,
-        .forbidden, .notFound, .conflict, .payloadTooLarge, .limitExceeded, .rateLimited, .unavailable, .internalError,
+        RoomcastError.Code.invalidPayload, .malformedPacket, .binaryNotSupported, .unknownEvent, .unauthorized, .tokenExpired,
+        .forbidden, .notFound, .methodNotAllowed, .conflict, .payloadTooLarge, .limitExceeded, .rateLimited, .unavailable,
+        .internalError,
     ].map(\.rawValue)
 
     /// `roomcast_push_jobs_total{outcome}`.

@@ -38,7 +38,7 @@ public enum RoomcastMetrics {
         "roomcast_redis_command_duration_seconds": "Redis command duration from the call to the reply (the wait for a connection included), by command or script name.",
         "roomcast_redis_command_errors_total": "Redis commands that failed (error reply, timeout, lost connection), by command or script name.",
         "roomcast_pubsub_reconnects_total": "Times the Redis pub/sub connection was made again after it was lost.",
-        "roomcast_gap_repairs_total": "Rooms whose missed events were read back from their stream after a pub/sub reconnect.",
+        "roomcast_gap_repairs_total": "Channels (rooms and users) whose missed events were read back from their stream after a pub/sub reconnect.",
         "roomcast_rejected_inputs_total": "Client input answered with an error, by error code and source (socket or http).",
         "roomcast_push_jobs_total": "Push jobs handled by this node's push worker, by outcome.",
     ]

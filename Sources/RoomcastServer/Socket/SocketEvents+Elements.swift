@@ -75,7 +75,7 @@ extension SocketEvents {
     }
     struct ElementIDResult: Encodable, Sendable { var elementId: ElementID }
 
-    /// The canvas events of DESIGN.md §1.
+    /// The canvas events.
     static func registerElementEvents(on router: inout SocketEventRouter) {
         router.on("element:create", CreateElementRequest.self, json: { state, request in
             elementResult(try await state.services.elements.createJSON(

@@ -2,7 +2,7 @@ import NIOCore
 import RoomcastCore
 import SocketIOServer
 
-/// The client events of DESIGN.md §1 that this node handles.
+/// The client events this node handles (docs/clients/events.md lists them).
 enum SocketEvents {
     struct RoomRequest: Decodable, Sendable { var roomId: RoomID }
     struct RoomResult: Encodable, Sendable { var roomId: RoomID }
