@@ -16,37 +16,33 @@ protocol FunctionReply: Sendable {
 struct NamedReply<Field: ReplyField>: Sendable {
     /// The function, for errors.
     let function: String
-    /// Each field's value, at the field's position among `Field.allCases`.
-    private var values: [RedisReply?]
+    /// The fields the reply has, in its order (a handful: found by a look along them).
+    private var values: [(field: Field, value: RedisReply)] = []
 
     /// Reads the pairs of `reply` (an empty array has none).
     init(_ reply: RedisReply, of function: String) throws(RedisError) {
         self.function = function
-        values = Array(repeating: nil, count: Field.allCases.count)
         guard case .array(let pairs) = reply, pairs.count.isMultiple(of: 2) else {
             throw RedisError(.unexpectedReply, "\(function) answered \(reply), not name/value pairs")
         }
+        values.reserveCapacity(pairs.count / 2)
         var index = pairs.startIndex
         while index < pairs.endIndex {
             if let name = pairs[index].string, let field = Field(rawValue: name) {
-                values[Self.position(of: field)] = pairs[index + 1]
+                values.append((field, pairs[index + 1]))
             }
             index += 2
         }
     }
 
-    private static func position(of field: Field) -> Int {
-        Field.allCases.distance(from: Field.allCases.startIndex, to: Field.allCases.firstIndex(of: field)!)
-    }
-
     /// Whether the reply has `field`.
     func has(_ field: Field) -> Bool {
-        values[Self.position(of: field)] != nil
+        values.contains { $0.field == field }
     }
 
     /// The value of `field` as Redis sent it.
     func value(_ field: Field) throws(RedisError) -> RedisReply {
-        guard let value = values[Self.position(of: field)] else {
+        guard let value = values.first(where: { $0.field == field })?.value else {
             throw RedisError(.unexpectedReply, "\(function) answered no \(field.rawValue)")
         }
         return value
