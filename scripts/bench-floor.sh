@@ -1,56 +1,76 @@
 #!/usr/bin/env bash
-# Roomcast against the floor and a peer, in one run (issue #30): the uWebSockets floor
-# (shared/bench/uws_floor: one process, no Redis), Roomcast (release, 2 nodes + a private Redis,
-# started by scripts/bench-lib.sh as scripts/bench.sh does) and the python-socketio peer
-# (shared/bench/peer_pysio: 2 nodes + a private Redis), all driven by sioload with the same shapes:
+# Roomcast beside a floor and two peers, in one sitting, with the same load generator and shapes.
+# The systems (FLOOR_SYSTEMS, default all four, in this order):
+#
+#   floor     the uWebSockets floor: one process, no Redis (Benchmarks/LoadTools/uws_floor)
+#   roomcast  a release build, 2 nodes + a private Redis, started as scripts/bench.sh starts it
+#   node      the reference Node.js server: socket.io 4.8.3 + @socket.io/redis-adapter 8.3.0,
+#             2 nodes + a private Redis (Benchmarks/LoadTools/peer_node)
+#   python    python-socketio with AsyncRedisManager, 2 nodes + a private Redis
+#             (Benchmarks/LoadTools/peer_python)
+#
+# The peers check an HS256 JWT on CONNECT, as Roomcast does; the floor only wants a token. All of
+# them are driven by sioload (Benchmarks/LoadTools/sioload). The shapes (FLOOR_SHAPES, default all):
 #
 #   idle     10,000 sockets joined to 1,000 rooms of 10 over the nodes (the floor: its one process),
 #            nothing sent: CPU of the nodes and of Redis over FLOOR_IDLE_WINDOW s (30), RSS per socket
-#   connect  one node, 10,000 sockets, 100 in flight, each closed after its CONNECT: node CPU
-#            (open + CONNECT + close) per socket, read around the whole sioload run
+#   connect  one node, 10,000 sockets, 100 in flight, each closed after its CONNECT: node and Redis
+#            CPU (open + CONNECT + close) per socket, read around the whole sioload run
 #   chat     1,000 sockets in 10 rooms of 100, 10 publishers, 80 messages/s = 8,000 deliveries/s,
 #            FLOOR_CHAT_SECONDS s (15): CPU per delivery, nodes and Redis apart (sioload's figures);
 #            then 40 and 200 messages/s for Redis's CPU per message as the slope between the two
+#   storm    10,000 sockets in rooms of 10, all on one node, 100 of the rooms with a message a second
+#            from a publisher on the other node; the node is killed (SIGKILL) and every socket
+#            reconnects to the survivor with its token and joins its room again (Roomcast: with
+#            `since`, the last offset it saw; the peers: a plain join); sockets wait before each
+#            attempt as socket.io-client does (1 s ± 50 %, doubling up to 5 s). Time from the kill
+#            until the last socket is back in its room, the survivor's and Redis's CPU per socket
+#            back (less the traffic's own cost), events lost or duplicated. Not for the floor (one
+#            process: no node to fail over to).
 #
-# CPU is utime+stime of the exact PIDs from /proc/PID/stat, over the measured window. Prints one
-# table on stdout; sioload's JSON lines and logs stay in $BENCH/floor-run/<time>/.
+# CPU is utime+stime of the exact PIDs from /proc/PID/stat over the measured window. Prints one
+# table on stdout (also table.md and figures.json beside the logs); sioload's JSON lines and logs
+# stay in $BENCH/floor-run/<time>/. Every figure of the table is the median of FLOOR_RUNS runs
+# (1); the runs take the systems in turn (floor, roomcast, node, python, floor, ...).
 #
 #   scripts/bench.sh floor                  (the same as scripts/bench-floor.sh)
+#   FLOOR_RUNS=3 scripts/bench.sh floor     # medians of 3 runs in one sitting
 #   FLOOR_SYSTEMS="floor roomcast" scripts/bench.sh floor     # a subset
+#   FLOOR_SHAPES="idle connect" scripts/bench.sh floor        # some shapes
+#   scripts/bench.sh storm                  # the storm alone, Roomcast alone (FLOOR_SYSTEMS to add peers)
 #   FLOOR_PERF=20 scripts/bench.sh floor    # also perf record an idle Roomcast node for 20 s,
 #                                           # after its measured window (needs linux-perf)
 #   FLOOR_PERF_CHAT=10 scripts/bench.sh floor   # also perf record Redis and one Roomcast node
 #                                           # for 10 s in the middle of the fastest chat (the
 #                                           # profile changes that run's CPU figures a little)
 #   FLOOR_PERF_CONNECT=2 scripts/bench.sh floor # the same for 2 s of Roomcast's connect shape
+#   FLOOR_PERF_STORM=5 scripts/bench.sh floor   # the same for Roomcast's survivor, 5 s from the kill
 #   FLOOR_ROOMCAST_BIN=/tmp/before scripts/bench.sh floor # a directory with another build's
 #                                           # roomcast and its resource bundles (before/after)
-#   FLOOR_SHAPES="idle connect" scripts/bench.sh floor   # some shapes (connect and chat use the
-#                                           # users that idle registers: keep idle)
 #
-# Builds once and caches under $BENCH (/tmp/bench): sioload (Debian's Go + gorilla/websocket,
-# GOPATH mode), uws_floor (from git mirrors of uNetworking/uWebSockets and uSockets under
-# MIRROR_ROOT, by uws_floor/build.sh), the peer's venv ($BENCH/venv). Tools: BENCH_TOOLS
-# (default ../shared/bench beside the repository). Not run by CI: it times nothing it asserts.
+# Builds once and caches under $BENCH (/tmp/bench), never in the repository: sioload (Debian's Go +
+# gorilla/websocket, GOPATH mode) and the python peer's venv (PyPI). The floor and the Node peer
+# are third-party code (uWebSockets, socket.io) that this repository neither holds nor builds:
+# FLOOR_UWS_BIN names a floor binary built from Benchmarks/LoadTools/uws_floor/server.cpp, and
+# FLOOR_NODE_MODULES a node_modules folder holding socket.io 4.8.3 and @socket.io/redis-adapter
+# 8.3.0 for Benchmarks/LoadTools/peer_node/server.js (Benchmarks/LoadTools/README.md says what
+# each needs). Not run by CI: it times nothing it asserts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
+started_at=$(date +%s)
 
 BENCH="${BENCH:-/tmp/bench}"
 export BENCH
-tools="${BENCH_TOOLS:-}"
-if [ -z "$tools" ]; then
-    for candidate in "$root/../shared/bench" /work/shared/bench; do
-        if [ -f "$candidate/sioload/main.go" ]; then tools="$(cd "$candidate" && pwd)"; break; fi
-    done
-fi
-[ -n "$tools" ] && [ -f "$tools/sioload/main.go" ] || { echo "bench-floor: no shared/bench tools (set BENCH_TOOLS)" >&2; exit 1; }
-export MIRROR_ROOT="${MIRROR_ROOT:-/work/.mirror}"
+tools="$root/Benchmarks/LoadTools"
 # Ports apart from scripts/bench.sh's defaults, so that both can run on one machine.
 export BENCH_REDIS=standalone BENCH_REDIS_PORT="${BENCH_REDIS_PORT:-6498}" BENCH_NODE_PORT="${BENCH_NODE_PORT:-8280}"
 peer_base="${FLOOR_PEER_PORT:-7280}"
 floor_port="${FLOOR_UWS_PORT:-7290}"
-systems="${FLOOR_SYSTEMS:-floor roomcast peer}"
+systems="${FLOOR_SYSTEMS:-floor roomcast node python}"
+systems="${systems//peer/python}"
+shapes="${FLOOR_SHAPES:-idle connect chat storm}"
+runs="${FLOOR_RUNS:-1}"
 idle_window="${FLOOR_IDLE_WINDOW:-30}"
 chat_seconds="${FLOOR_CHAT_SECONDS:-15}"
 chat_rate="${FLOOR_CHAT_RATE:-80}"          # messages/s over 10 publishers; x100 members = deliveries/s
@@ -58,20 +78,50 @@ slope_rates="${FLOOR_SLOPE_RATES:-40 200}"  # messages/s: Redis CPU per message 
 perf_seconds="${FLOOR_PERF:-0}"
 perf_chat_seconds="${FLOOR_PERF_CHAT:-0}"
 perf_connect_seconds="${FLOOR_PERF_CONNECT:-0}"
-shapes="${FLOOR_SHAPES:-idle connect chat}"
+perf_storm_seconds="${FLOOR_PERF_STORM:-0}"
 idle_conns=10000 idle_rooms=1000 idle_members=10
 connect_conns=10000 connect_inflight=100
 chat_conns=1000 chat_rooms=10 chat_members=100 chat_publishers=10
+storm_conns="${FLOOR_STORM_SOCKETS:-10000}" storm_members=10
+storm_traffic_rooms="${FLOOR_STORM_ROOMS:-100}" storm_rate="${FLOOR_STORM_RATE:-1}"
+# The peers' HS256 key (Roomcast's is set by scripts/bench-lib.sh; its tokens come from its API).
+peer_secret="bench-peer-secret-0123456789abcdef0123"
 
 say() { echo "[floor] $*" >&2; }
+
+for system in $systems; do
+    case "$system" in floor|roomcast|node|python) ;; *) say "unknown system $system (floor, roomcast, node, python)"; exit 2 ;; esac
+done
+for shape in $shapes; do
+    case "$shape" in idle|connect|chat|storm) ;; *) say "unknown shape $shape (idle, connect, chat, storm)"; exit 2 ;; esac
+done
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { say "FLOOR_RUNS must be a positive number"; exit 2; }
+uws="${FLOOR_UWS_BIN:-}"
+node_modules="${FLOOR_NODE_MODULES:-}"
+if [[ " $systems " == *" floor "* ]] && [ ! -x "$uws" ]; then
+    say "the floor is third-party code built outside this repository: set FLOOR_UWS_BIN to its binary"
+    say "(Benchmarks/LoadTools/README.md), or leave it out (FLOOR_SYSTEMS=\"roomcast node python\")"
+    exit 2
+fi
+if [[ " $systems " == *" node "* ]] && [ ! -f "$node_modules/socket.io/package.json" ]; then
+    say "the Node peer runs on third-party code installed outside this repository: set FLOOR_NODE_MODULES"
+    say "to a node_modules folder with socket.io and @socket.io/redis-adapter (Benchmarks/LoadTools/README.md),"
+    say "or leave it out (FLOOR_SYSTEMS=\"floor roomcast python\")"
+    exit 2
+fi
 
 scripts/setup.sh >/dev/null
 missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/gorilla/websocket ] || missing+=(golang-github-gorilla-websocket-dev)
-command -v g++ >/dev/null 2>&1 || missing+=(g++)
-python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
-if [ "$perf_seconds$perf_chat_seconds$perf_connect_seconds" != 000 ] && ! command -v perf >/dev/null 2>&1; then missing+=(linux-perf); fi
+if [[ " $systems " == *" python "* ]]; then python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv); fi
+if [[ " $systems " == *" node "* ]]; then
+    command -v node >/dev/null 2>&1 || missing+=(nodejs)
+    for package in node-redis node-accepts node-base64id node-cors node-ms; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+    done
+fi
+if [ "$perf_seconds$perf_chat_seconds$perf_connect_seconds$perf_storm_seconds" != 0000 ] && ! command -v perf >/dev/null 2>&1; then missing+=(linux-perf); fi
 scripts/apt-install.sh bench-floor ${missing[@]+"${missing[@]}"}
 
 . scripts/bench-lib.sh
@@ -80,22 +130,22 @@ results="$BENCH/floor-run/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$results" "$BENCH/bin"
 measures="$results/measures.txt"
 : > "$measures"
-put() { echo "$1=$2" >> "$measures"; }
+prefix=""  # r<run>. while a run is under way
+put() { echo "$prefix$1=$2" >> "$measures"; }
 
 # ---- builds (each once; later runs reuse them)
 sioload="$BENCH/bin/sioload"
-if [ ! -x "$sioload" ] || [ "$tools/sioload/main.go" -nt "$sioload" ]; then
+newest_source="$(ls -t "$tools"/sioload/*.go | head -n 1)"
+if [ ! -x "$sioload" ] || [ "$newest_source" -nt "$sioload" ]; then
     say "building sioload -> $sioload"
-    mkdir -p /tmp/gopath
-    GO111MODULE=off GOPATH=/usr/share/gocode:/tmp/gopath GOCACHE="$BENCH/gocache" \
-        nice -n 10 go build -o "$sioload.tmp.$$" "$tools/sioload/main.go"
+    mkdir -p "$BENCH/gopath"
+    GO111MODULE=off GOPATH="/usr/share/gocode:$BENCH/gopath" GOCACHE="$BENCH/gocache" \
+        nice -n 10 go build -o "$sioload.tmp.$$" "$tools"/sioload/*.go
     mv -f "$sioload.tmp.$$" "$sioload"
 fi
-uws="$(nice -n 10 "$tools/uws_floor/build.sh" 2>"$results/uws-build.log" | tail -n 1)" \
-    || { cat "$results/uws-build.log" >&2; exit 1; }
 python="$BENCH/venv/bin/python"
-if ! "$python" -c 'import socketio, aiohttp, uvloop, redis' >/dev/null 2>&1; then
-    say "making the peer's venv in $BENCH/venv"
+if [[ " $systems " == *" python "* ]] && ! "$python" -c 'import socketio, aiohttp, uvloop, redis' >/dev/null 2>&1; then
+    say "making the python peer's venv in $BENCH/venv"
     python3 -m venv "$BENCH/venv"
     nice -n 10 "$BENCH/venv/bin/pip" install -q python-socketio aiohttp uvloop redis
 fi
@@ -105,6 +155,13 @@ if [[ " $systems " == *" roomcast "* ]] && [ -z "$bin" ]; then
     nice -n 10 swift build -c release --product roomcast >/dev/null
     bin="$(swift build -c release --show-bin-path)"
 fi
+{
+    echo "sioload: $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') $(go version | cut -d' ' -f3)"
+    [ -n "$uws" ] && [ -f "$(dirname "$uws")/BUILD_INFO" ] && sed 's/^/uws_floor: /' "$(dirname "$uws")/BUILD_INFO"
+    [ -n "$node_modules" ] && [ -f "$(dirname "$node_modules")/VERSIONS" ] && sed 's/^/node peer: /' "$(dirname "$node_modules")/VERSIONS"
+    [ -x "$python" ] && "$python" -m pip list 2>/dev/null | grep -iE '^(python-socketio|python-engineio|aiohttp|uvloop|redis) ' | sed 's/^/python peer: /'
+    true
+} > "$results/versions.txt"
 
 # ---- measuring
 hz="$(getconf CLK_TCK)"
@@ -115,6 +172,9 @@ ticks() {  # utime+stime of the PIDs given, in clock ticks
     done
     echo "$total"
 }
+machine() {  # busy and total jiffies of all CPUs (the noise: what else ran)
+    awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6; exit }' /proc/stat
+}
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -123,13 +183,38 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 run_sioload() {
     local label="$1"
     shift
-    timeout -k 5 600 "$sioload" -label "$label" -report 5s "$@" >"$results/$label.json" 2>"$results/$label.log" || {
+    timeout -k 5 900 "$sioload" -label "$label" -report 5s "$@" >"$results/$label.json" 2>"$results/$label.log" || {
         say "sioload $label failed:"; tail -n 15 "$results/$label.log" >&2; return 1; }
+}
+
+# Roomcast's users, registered once per Redis by the first shape that needs them.
+users_file=""
+users_for() {  # N: sioload flags that give it N users
+    local have=0
+    [ -s "$users_file" ] && have="$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$users_file")"
+    if [ "$have" -ge "$1" ]; then echo "-load-users $users_file -users $1"; else echo "-save-users $users_file -users $1"; fi
+}
+
+start_peer_nodes() {  # COMMAND...: two nodes of a peer, each given its port then --redis
+    local port
+    bench_start_redis
+    redis_pid="${redis_pids[0]}"
+    for port in $((peer_base + 1)) $((peer_base + 2)); do
+        "$@" "$port" --redis "$redis_url/0" --jwt-secret "$peer_secret" >"$dir/peer-$port.log" 2>&1 &
+        pids+=("$!")
+        node_ports+=("$port")
+    done
+    for port in "${node_ports[@]}"; do
+        for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    done
+    urls="ws://127.0.0.1:${node_ports[0]},ws://127.0.0.1:${node_ports[1]}"
+    node_pids=("${pids[@]}")
+    setup=(-setup peer -jwt-secret "$peer_secret")
 }
 
 # System: setup=(sioload setup flags), room_flag (-rooms|-members), urls, node_pids, redis_pid
 start_system() {
-    local system="$1" port
+    local system="$1"
     setup=(-setup peer)
     room_flag=-rooms
     redis_pid=""
@@ -149,20 +234,13 @@ start_system() {
         node_pids=("${pids[@]}")
         setup=(-setup roomcast -scenario chat -api-concurrency 16)
         room_flag=-members
+        users_file="$results/roomcast-users.r$run.json"
         ;;
-    peer)
-        bench_start_redis
-        redis_pid="${redis_pids[0]}"
-        for port in $((peer_base + 1)) $((peer_base + 2)); do
-            "$python" "$tools/peer_pysio/server.py" "$port" --redis "$redis_url/0" >"$dir/peer-$port.log" 2>&1 &
-            pids+=("$!")
-            node_ports+=("$port")
-        done
-        for port in "${node_ports[@]}"; do
-            for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-        done
-        urls="ws://127.0.0.1:${node_ports[0]},ws://127.0.0.1:${node_ports[1]}"
-        node_pids=("${pids[@]}")
+    node)
+        PEER_NODE_MODULES="$node_modules" start_peer_nodes node "$tools/peer_node/server.js"
+        ;;
+    python)
+        start_peer_nodes "$python" "$tools/peer_python/server.py"
         ;;
     esac
     for pid in "${node_pids[@]}"; do kill -0 "$pid" || { say "$system did not start (logs in $dir)"; exit 1; }; done
@@ -170,39 +248,41 @@ start_system() {
 }
 
 measure_idle() {
-    local system="$1" rooms=$idle_rooms users=() hold sl n0 n1 r0=0 r1=0 t0 t1
+    local system="$1" rooms=$idle_rooms users=() hold sl n0 n1 r0=0 r1=0 t0 t1 m0 m1
     [ "$room_flag" = -members ] && rooms=$idle_members
-    [ "$system" = roomcast ] && users=(-save-users "$results/users.json")
+    [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$idle_conns")"
     hold=$((5 + idle_window + 2))
     [ "$system" = roomcast ] && [ "$perf_seconds" != 0 ] && hold=$((hold + perf_seconds + 2))
     say "$system idle: $idle_conns sockets in rooms of $idle_members, window ${idle_window}s"
-    run_sioload "$system-idle" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$idle_conns" \
+    run_sioload "$system-idle$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$idle_conns" \
         "$room_flag" "$rooms" -idle -idle-join -duration "${hold}s" -connect-concurrency 100 \
         -server-pid "$(IFS=,; echo "${node_pids[*]}")" ${redis_pid:+-redis-pid "$redis_pid"} &
     sl=$!
     for _ in $(seq 3000); do
-        grep -q '^sioload: connected' "$results/$system-idle.log" 2>/dev/null && break
+        grep -q '^sioload: connected' "$results/$system-idle$tag.log" 2>/dev/null && break
         kill -0 "$sl" 2>/dev/null || break
         sleep 0.2
     done
     sleep 5
     [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" config resetstat >/dev/null
-    n0=$(ticks "${node_pids[@]}"); [ -n "$redis_pid" ] && r0=$(ticks "$redis_pid"); t0=$(now)
+    n0=$(ticks "${node_pids[@]}"); [ -n "$redis_pid" ] && r0=$(ticks "$redis_pid"); t0=$(now); m0=$(machine)
     sleep "$idle_window"
-    n1=$(ticks "${node_pids[@]}"); [ -n "$redis_pid" ] && r1=$(ticks "$redis_pid"); t1=$(now)
+    n1=$(ticks "${node_pids[@]}"); [ -n "$redis_pid" ] && r1=$(ticks "$redis_pid"); t1=$(now); m1=$(machine)
     if [ -n "$redis_pid" ]; then
-        redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-idle-commandstats.txt"
-        redis-cli -p "$BENCH_REDIS_PORT" dbsize >> "$results/$system-idle-commandstats.txt"
+        redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-idle$tag-commandstats.txt"
+        redis-cli -p "$BENCH_REDIS_PORT" dbsize >> "$results/$system-idle$tag-commandstats.txt"
     fi
     if [ "$system" = roomcast ] && [ "$perf_seconds" != 0 ]; then
         say "perf record -g on roomcast node ${node_pids[0]} for ${perf_seconds}s (idle, after the window)"
-        perf record -F 999 -g -p "${node_pids[0]}" -o "$results/roomcast-idle.perf.data" -- sleep "$perf_seconds" \
+        perf record -F 999 -g -p "${node_pids[0]}" -o "$results/roomcast-idle$tag.perf.data" -- sleep "$perf_seconds" \
             >"$results/perf-record.log" 2>&1 || say "perf record failed: $(tail -n 3 "$results/perf-record.log")"
     fi
     wait "$sl" || return 1
     put "$system.idle.window_s" "$(calc "$t1 - $t0")"
     put "$system.idle.node_cpu_s" "$(calc "($n1 - $n0) / $hz")"
     put "$system.idle.redis_cpu_s" "$(calc "($r1 - $r0) / $hz")"
+    # Everything but the nodes and Redis: sioload answering pings is nearly nothing when idle.
+    put "$system.idle.other_cpu_pct" "$(calc "100 * ((${m1% *} - ${m0% *}) - ($n1 - $n0) - ($r1 - $r0)) / $hz / ($t1 - $t0)")"
     put "$system.idle.load" "$(load)"
 }
 
@@ -217,31 +297,34 @@ quiet() {
 }
 
 measure_connect() {
-    local system="$1" users=() sl n0 n1 r0=0 r1=0 t0 t1
-    [ "$system" = roomcast ] && users=(-load-users "$results/users.json")
+    local system="$1" users=() n0 n1 r0=0 r1=0 t0 t1 m0 m1 profile=""
+    [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$connect_conns")"
     say "$system connect: $connect_conns sockets on one node, $connect_inflight in flight"
     quiet "$system.connect"
     if [ "$system" = roomcast ] && [ "$perf_connect_seconds" != 0 ]; then
         # Past the load generator's start (it registers nothing here: the users exist).
-        (sleep 1; perf_during connect "$perf_connect_seconds") &
+        (sleep 1; perf_during "connect$tag" "$perf_connect_seconds" "${node_pids[0]}") &
+        profile=$!
     fi
-    n0=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r0=$(ticks "$redis_pid"); t0=$(now)
-    run_sioload "$system-connect" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "${urls%%,*}" -conns "$connect_conns" \
+    n0=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r0=$(ticks "$redis_pid"); t0=$(now); m0=$(machine)
+    run_sioload "$system-connect$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "${urls%%,*}" -conns "$connect_conns" \
         -idle -duration 0s -connect-concurrency "$connect_inflight" -server-pid "${node_pids[0]}"
     sleep 2  # the closes
-    n1=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r1=$(ticks "$redis_pid"); t1=$(now)
+    n1=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r1=$(ticks "$redis_pid"); t1=$(now); m1=$(machine)
+    if [ -n "$profile" ]; then wait "$profile"; fi
     put "$system.connect.window_s" "$(calc "$t1 - $t0")"
     put "$system.connect.node_cpu_s" "$(calc "($n1 - $n0) / $hz")"
     put "$system.connect.redis_cpu_s" "$(calc "($r1 - $r0) / $hz")"
+    put "$system.connect.machine_cpu_s" "$(calc "(${m1% *} - ${m0% *}) / $hz")"
     put "$system.connect.load" "$(load)"
 }
 
-# perf record -g of Redis and of node 0 at once for SECONDS; reports beside the JSON as
+# perf record -g of Redis and of node PID at once for SECONDS; reports beside the JSON as
 # roomcast-LABEL-redis.perf.txt and roomcast-LABEL-node.perf.txt.
 perf_during() {
-    local label="$1" seconds="$2" who pid
+    local label="$1" seconds="$2" node="$3" who pid
     for who in redis node; do
-        pid="$redis_pid"; [ "$who" = node ] && pid="${node_pids[0]}"
+        pid="$redis_pid"; [ "$who" = node ] && pid="$node"
         perf record -F 999 -g -p "$pid" -o "$results/roomcast-$label-$who.perf.data" -- sleep "$seconds" \
             >"$results/perf-$label-$who.log" 2>&1 &
     done
@@ -253,206 +336,97 @@ perf_during() {
 }
 
 measure_chat() {
-    local system="$1" rate="$2" rooms=$chat_rooms users=()
+    local system="$1" rate="$2" rooms=$chat_rooms users=() profile=""
     [ "$room_flag" = -members ] && rooms=$chat_members
-    [ "$system" = roomcast ] && users=(-load-users "$results/users.json" -users "$chat_conns")
+    [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$chat_conns")"
     say "$system chat: $rate messages/s into rooms of $chat_members, ${chat_seconds}s"
     quiet "$system.chat-$rate"
     [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" config resetstat >/dev/null
     if [ "$system" = roomcast ] && [ "$perf_chat_seconds" != 0 ] && [ "$rate" = "${slope_rates##* }" ]; then
         # After the joins and a few seconds of load: the steady state of the fastest rate.
-        (sleep $((chat_seconds / 2)); perf_during "chat-$rate" "$perf_chat_seconds") &
+        (sleep $((chat_seconds / 2)); perf_during "chat-$rate$tag" "$perf_chat_seconds" "${node_pids[0]}") &
+        profile=$!
     fi
-    run_sioload "$system-chat-$rate" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$chat_conns" \
+    run_sioload "$system-chat-$rate$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$chat_conns" \
         "$room_flag" "$rooms" -publishers "$chat_publishers" \
         -rate "$(calc "$rate / $chat_publishers")" -duration "${chat_seconds}s" -drain 30s -settle 2s \
         -size 64 -connect-concurrency 100 -server-pid "$(IFS=,; echo "${node_pids[*]}")" ${redis_pid:+-redis-pid "$redis_pid"}
+    if [ -n "$profile" ]; then wait "$profile"; fi
     put "$system.chat-$rate.load" "$(load)"
     # Setup (users, rooms, joins) included: the difference between two rates is per message.
-    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-chat-$rate-commandstats.txt"
+    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-chat-$rate$tag-commandstats.txt"
+    return 0
+}
+
+# The last shape of a system: it kills node 1; node 0 survives.
+measure_storm() {
+    local system="$1" rooms users=() watcher="" status=0
+    rooms=$((storm_conns / storm_members))
+    [ "$room_flag" = -members ] && rooms=$storm_members
+    [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$storm_conns")"
+    say "$system storm: $storm_conns sockets in rooms of $storm_members on one node, killed; $storm_traffic_rooms rooms with traffic"
+    quiet "$system.storm"
+    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" config resetstat >/dev/null
+    if [ "$system" = roomcast ] && [ "$perf_storm_seconds" != 0 ]; then
+        (for _ in $(seq 6000); do grep -q 'SIGKILL to' "$results/$system-storm$tag.log" 2>/dev/null && break; sleep 0.05; done
+         perf_during "storm$tag" "$perf_storm_seconds" "${node_pids[0]}") &
+        watcher=$!
+    fi
+    # The shell's notice of the node sioload kills goes nowhere: the kill is the point.
+    exec 3>&2 2>/dev/null
+    run_sioload "$system-storm$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -storm \
+        -urls "ws://127.0.0.1:${node_ports[1]}" -storm-urls "ws://127.0.0.1:${node_ports[0]}" -storm-kill-pid "${node_pids[1]}" \
+        -conns "$storm_conns" "$room_flag" "$rooms" -storm-rooms "$storm_traffic_rooms" -rate "$storm_rate" -size 64 \
+        -connect-concurrency 100 -settle 1s -drain 5s -server-pid "${node_pids[0]}" ${redis_pid:+-redis-pid "$redis_pid"} \
+        || status=$?
+    wait "${node_pids[1]}" || true
+    exec 2>&3 3>&-
+    if [ "$status" != 0 ]; then
+        say "sioload $system-storm$tag failed:"; tail -n 15 "$results/$system-storm$tag.log" >&2
+        return "$status"
+    fi
+    if [ -n "$watcher" ]; then wait "$watcher"; fi
+    put "$system.storm.load" "$(load)"
+    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-storm$tag-commandstats.txt"
     return 0
 }
 
 put run.start "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 put run.load_start "$(load)"
 put run.host "$(nproc) cores, $(uname -r)"
-for system in $systems; do
-    say "== $system (load average $(load))"
-    start_system "$system"
-    put "$system.load_start" "$(load)"
-    [[ " $shapes " == *" idle "* ]] && measure_idle "$system"
-    [[ " $shapes " == *" connect "* ]] && measure_connect "$system"
-    if [[ " $shapes " == *" chat "* ]]; then
-        measure_chat "$system" "$chat_rate"
-        if [ "$system" != floor ]; then
-            for rate in $slope_rates; do measure_chat "$system" "$rate"; done
+put run.runs "$runs"
+put run.systems "$systems"
+for run in $(seq "$runs"); do
+    tag=".r$run"
+    prefix="r$run."
+    for system in $systems; do
+        say "== run $run of $runs: $system (load average $(load))"
+        start_system "$system"
+        put "$system.load_start" "$(load)"
+        [[ " $shapes " == *" idle "* ]] && measure_idle "$system"
+        [[ " $shapes " == *" connect "* ]] && measure_connect "$system"
+        if [[ " $shapes " == *" chat "* ]]; then
+            measure_chat "$system" "$chat_rate"
+            if [ "$system" != floor ]; then
+                for rate in $slope_rates; do measure_chat "$system" "$rate"; done
+            fi
         fi
-    fi
-    bench_stop_all
+        [[ " $shapes " == *" storm "* ]] && [ "$system" != floor ] && measure_storm "$system"
+        bench_stop_all
+        # The servers' own logs (a node that died says why there), beside sioload's.
+        mkdir -p "$results/servers$tag-$system"
+        cp "$dir"/*.log "$dir"/redis-*/redis.log "$results/servers$tag-$system/" 2>/dev/null || true
+    done
 done
+prefix=""
 put run.end "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 put run.load_end "$(load)"
-if [ -f "$results/roomcast-idle.perf.data" ]; then
-    perf report -i "$results/roomcast-idle.perf.data" --no-children --percent-limit 2 --stdio \
-        > "$results/roomcast-idle.perf.txt" 2>/dev/null || true
-    say "perf report: $results/roomcast-idle.perf.txt"
-fi
+put run.minutes "$(calc "($(date +%s) - $started_at) / 60")"
+for data in "$results"/roomcast-idle.r*.perf.data; do
+    [ -f "$data" ] || continue
+    perf report -i "$data" --no-children --percent-limit 2 --stdio > "${data%.data}.txt" 2>/dev/null || true
+    say "perf report: ${data%.data}.txt"
+done
 
-python3 - "$results" "$chat_rate" "$slope_rates" "$idle_conns" <<'EOF'
-import json, os, sys
-results, chat_rate, slope_rates, idle_conns = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4])
-m = {}
-for line in open(os.path.join(results, "measures.txt")):
-    k, _, v = line.rstrip("\n").partition("=")
-    m[k] = v
-systems = ["floor", "roomcast", "peer"]
-
-def js(name):
-    try:
-        lines = open(os.path.join(results, name + ".json")).read().strip().splitlines()
-        return json.loads(lines[-1]) if lines else None
-    except (OSError, ValueError):
-        return None
-
-def f(key):
-    try:
-        return float(m[key])
-    except (KeyError, ValueError):
-        return None
-
-def chat(system, rate):
-    return js("%s-chat-%s" % (system, rate))
-
-def fig(v, fmt):
-    return "—" if v is None else fmt % v
-
-rows, figures = [], {}
-def row(name, key, unit_fmt, getter):
-    vals = {s: getter(s) for s in systems}
-    figures[key] = vals
-    rows.append((name, [fig(vals[s], unit_fmt) for s in systems], vals))
-
-def chat_get(field):
-    def g(s):
-        d = chat(s, chat_rate)
-        return None if d is None else d.get(field)
-    return g
-
-def nodes_redis(s):
-    d = chat(s, chat_rate)
-    if d is None:
-        return None
-    return d.get("total_cpu_us_per_delivery", d.get("server_cpu_us_per_delivery"))
-
-def p99(s):
-    d = chat(s, chat_rate)
-    return None if d is None else d["delivery"]["lat_ms"]["p99"]
-
-def delivered(s):
-    d = chat(s, chat_rate)
-    return None if d is None else "%d/%d, lost %d" % (d["delivery"]["received"], d["delivery"]["expected"], d["delivery"]["lost"])
-
-def redis_slope(s):
-    lo, hi = slope_rates[0], slope_rates[-1]
-    a, b = chat(s, lo), chat(s, hi)
-    if not a or not b or not a.get("redis") or not b.get("redis"):
-        return None
-    def rates(d):
-        wall = d["duration_s"] + d["delivery"]["drain_s"]
-        return sum(r["cpu_s"] for r in d["redis"]) / wall, d["publish"]["sent"] / wall
-    (ca, ma), (cb, mb) = rates(a), rates(b)
-    return (cb - ca) / (mb - ma) * 1e6 if mb > ma else None
-
-def redis_quotient(s):
-    d = chat(s, chat_rate)
-    return None if d is None else d.get("redis_cpu_us_per_publish")
-
-def connect_us(s):
-    d, cpu = js(s + "-connect"), f(s + ".connect.node_cpu_s")
-    if d is None or cpu is None or not d["connect"]["ok"]:
-        return None
-    return cpu / d["connect"]["ok"] * 1e6
-
-def connect_redis_us(s):
-    d, cpu = js(s + "-connect"), f(s + ".connect.redis_cpu_s")
-    if d is None or not d["connect"]["ok"] or s == "floor":
-        return None
-    return cpu / d["connect"]["ok"] * 1e6
-
-def connect_rate(s):
-    d = js(s + "-connect")
-    return None if d is None else d["connect"]["rate_per_s"]
-
-def idle_pct(kind):
-    def g(s):
-        cpu, window = f("%s.idle.%s_cpu_s" % (s, kind)), f(s + ".idle.window_s")
-        if cpu is None or not window or (kind == "redis" and s == "floor"):
-            return None
-        return 100 * cpu / window
-    return g
-
-def idle_alive(s):
-    d = js(s + "-idle")
-    return None if d is None else "%d/%d" % (d.get("alive_end", 0), d["conns"])
-
-def idle_rss(s):
-    d = js(s + "-idle")
-    return None if d is None else d.get("rss_per_conn_kb")
-
-def noise(s):
-    d = chat(s, chat_rate)
-    return None if d is None else d.get("other_cpu_pct")
-
-row("CPU per chat delivery, nodes (µs)", "nodes", "%.2f", chat_get("server_cpu_us_per_delivery"))
-row("CPU per chat delivery, nodes + Redis (µs)", "total", "%.2f", nodes_redis)
-row("chat p99 (ms)", "p99", "%.1f", p99)
-row("chat delivered", "delivered", "%s", delivered)
-row("Redis CPU per chat message, slope %s→%s msg/s (µs)" % (slope_rates[0], slope_rates[-1]), "slope", "%.1f", redis_slope)
-row("Redis CPU per chat message at %s msg/s, quotient (µs)" % chat_rate, "quotient", "%.1f", redis_quotient)
-row("CPU per connect, node (µs)", "connect", "%.0f", connect_us)
-row("Redis CPU per connect (µs)", "connect_redis", "%.1f", connect_redis_us)
-row("connects/s, load generator on the same cores", "connect_rate", "%.0f", connect_rate)
-row("idle joined %d: nodes CPU (%% of a core)" % idle_conns, "idle_nodes", "%.2f", idle_pct("node"))
-row("idle joined %d: Redis CPU (%% of a core)" % idle_conns, "idle_redis", "%.2f", idle_pct("redis"))
-row("idle joined: sockets alive at the end", "idle_alive", "%s", idle_alive)
-row("idle joined: RSS per connection (KiB)", "idle_rss", "%.2f", idle_rss)
-row("chat: other processes' CPU during the window (% of a core)", "noise", "%.0f", noise)
-
-def ratio(key):
-    a, b = figures[key]["roomcast"], figures[key]["floor"]
-    return None if a is None or not b else a / b
-
-print()
-print("Roomcast against the floor, %s to %s, %s; load average %s at the start, %s at the end" % (
-    m.get("run.start"), m.get("run.end"), m.get("run.host"), m.get("run.load_start"), m.get("run.load_end")))
-print()
-print("| figure | uWS floor | Roomcast | python-socketio | Roomcast ÷ floor |")
-print("|---|---|---|---|---|")
-for name, cells, vals in rows:
-    key = [k for k, v in figures.items() if v is vals][0]
-    r = ratio(key) if key in ("nodes", "total", "connect") else None
-    print("| %s | %s | %s |" % (name, " | ".join(cells), "**%.2f×**" % r if r is not None else ""))
-print()
-print("load average per system (1, 5, 15 min) at its start: " + ", ".join(
-    "%s %s" % (s, m.get(s + ".load_start", "—")) for s in systems))
-
-def verdict(name, value, limit, fmt):
-    if value is None:
-        print("- %s: not measured" % name)
-    else:
-        print("- %s: %s (target ≤ %s): %s" % (name, fmt % value, fmt % limit, "met" if value <= limit else "NOT met"))
-print()
-print("Targets of #30:")
-verdict("delivery, nodes + Redis ÷ floor", ratio("total"), 1.5, "%.2f×")
-verdict("delivery, nodes ÷ floor", ratio("nodes"), 1.3, "%.2f×")
-verdict("connect ÷ floor", ratio("connect"), 2.5, "%.2f×")
-verdict("Redis CPU per chat message (slope)", figures["slope"]["roomcast"], 30, "%.1f µs")
-verdict("idle joined, nodes (% of a core)", figures["idle_nodes"]["roomcast"], 1.0, "%.2f")
-verdict("idle joined, Redis (% of a core)", figures["idle_redis"]["roomcast"], 0.5, "%.2f")
-verdict("idle RSS per connection", figures["idle_rss"]["roomcast"], 5.0, "%.2f KiB")
-n, r = figures["idle_nodes"]["roomcast"], figures["idle_redis"]["roomcast"]
-if n is not None:
-    print("- one joined idle socket costs %.2f ms of node CPU and %.2f ms of Redis CPU per hour" % (
-        n / 100 / idle_conns * 3600 * 1e3, (r or 0) / 100 / idle_conns * 3600 * 1e3))
-EOF
-say "JSON lines and logs: $results"
+python3 "$root/scripts/bench-floor-table.py" "$results" "$chat_rate" "$slope_rates" "$idle_conns" | tee "$results/table.md"
+say "JSON lines, logs and table.md: $results"

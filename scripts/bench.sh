@@ -7,7 +7,8 @@
 #   scripts/bench.sh preview [--rooms 120] [--members 10] [--rate 25] [--seconds 10]   # element:drag previews
 #   scripts/bench.sh idle    [--connections 19000] [--seconds 10]          # memory per connection
 #   scripts/bench.sh connect [--connections 5000] [--concurrency 100]      # connect + JWT rate
-#   scripts/bench.sh floor                                                 # against uWS and python-socketio (scripts/bench-floor.sh)
+#   scripts/bench.sh floor                  # beside the uWS floor, the Node and python peers (scripts/bench-floor.sh)
+#   scripts/bench.sh storm                  # reconnect storm: a node holding 10,000 sockets killed (scripts/bench-floor.sh)
 #
 # BENCH_COMPRESS=1: the load generator's sockets offer permessage-deflate (the nodes accept it
 # unless ROOMCAST_WEBSOCKET_COMPRESSION=off; ROOMCAST_WEBSOCKET_COMPRESSION_THRESHOLD_BYTES=0
@@ -20,10 +21,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scenario="${1:?usage: scripts/bench.sh canvas|chat|preview|idle|connect|floor [options]}"
+scenario="${1:?usage: scripts/bench.sh canvas|chat|preview|idle|connect|floor|storm [options]}"
 shift
-# Against the floor (uWebSockets) and the peer (python-socketio), driven by sioload: its own script.
+# Against the floor (uWebSockets) and the peers (Node, python), driven by sioload: its own script.
+# The storm is one of its shapes, run here for Roomcast alone unless FLOOR_SYSTEMS names others.
 if [ "$scenario" = floor ]; then exec scripts/bench-floor.sh "$@"; fi
+if [ "$scenario" = storm ]; then
+    FLOOR_SHAPES=storm FLOOR_SYSTEMS="${FLOOR_SYSTEMS:-roomcast}" exec scripts/bench-floor.sh "$@"
+fi
 scripts/setup.sh >/dev/null
 nodes="${BENCH_NODES:-2}"
 configuration="${ROOMCAST_BUILD:-release}"

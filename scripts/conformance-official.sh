@@ -12,8 +12,8 @@
 #                                                                  # starts BINARY --port 3000 first
 #   scripts/conformance-official.sh --suite engine.io              # one suite (engine.io | socket.io)
 #
-#   --mirror DIR   the mirror (a bare git directory, or a directory holding one as repo/); default
-#                  $CONFORMANCE_MIRROR or /work/.mirror/socketio+socket.io
+#   --mirror DIR   a git clone of socketio/socket.io (a bare git directory, or a directory holding
+#                  one as repo/); default $CONFORMANCE_MIRROR
 #   --rev REV      the revision of the suites to run (default HEAD)
 #   --keep         keep the temporary directory (its path is printed)
 #   --repeat N     run the suites N times (a timing-sensitive case that fails now and then shows up;
@@ -35,7 +35,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-mirror="${CONFORMANCE_MIRROR:-/work/.mirror/socketio+socket.io}"
+mirror="${CONFORMANCE_MIRROR:-}"
 rev=HEAD
 start_binary=""
 suites="engine.io socket.io"

@@ -154,7 +154,8 @@ struct NavigationRouteTests {
             #expect(first.status == 200, "\(first.json)")
             #expect(Self.keys(first.json) == ["data", "nextCursor"])
             let firstCursor = try #require(first.json["nextCursor"].stringValue)
-            #expect(firstCursor.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            // `<createdAt>-<id>`: the OpenAPI document's exact pattern.
+            #expect(firstCursor.wholeMatch(of: /[0-9]{1,18}-[A-Za-z0-9_-]{1,64}/) != nil, "\(firstCursor)")
             #expect(first.json["data"].arrayValue?.count == 3)
             // The public profile and, as the seed shows, the email.
             #expect(Self.keys(first.json["data"][0]) == ["id", "username", "firstName", "lastName", "avatarUrl", "email", "createdAt"])
@@ -185,7 +186,23 @@ struct NavigationRouteTests {
             let bobs = try await Self.call("GET", "/api/users/without-rooms?cursor=&limit=", as: bob, on: cluster.node2).json["data"]
             #expect(Set(bobs.arrayValue?.compactMap(\.["id"].stringValue) ?? []) == Set((strangers + [latecomer, carol]).map(\.id)))
 
-            for query in ["limit=0", "limit=101", "limit=abc", "limit=-1", "limit=2.5", "cursor=!!!", "cursor=Zm9v", "cursor=\(firstCursor)%3D"] {
+            // Any text of the cursor's form is a position, given out or not: the page after it.
+            let (createdAt, lastOfFirst) = try #require(firstCursor.firstIndex(of: "-").map { (firstCursor[..<$0], firstCursor[firstCursor.index(after: $0)...]) })
+            let afterAPosition = try await Self.call("GET", "/api/users/without-rooms?limit=3&cursor=\(createdAt)-\(lastOfFirst)_", as: alice, on: cluster.node1)
+            #expect(afterAPosition.status == 200, "\(afterAPosition.json)")
+            #expect(afterAPosition.json["data"] == second.json["data"])
+            #expect(try await Self.call("GET", "/api/users/without-rooms?cursor=0-a", as: alice, on: cluster.node1).json["data"] == all.json["data"])
+            #expect(try await Self.call("GET", "/api/users/without-rooms?cursor=999999999999999999-a", as: alice, on: cluster.node1).json["data"] == [])
+            // The base64url form of `<createdAt>:<id>` that earlier versions gave out is still read.
+            let legacy = Data("\(createdAt):\(lastOfFirst)".utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let fromLegacy = try await Self.call("GET", "/api/users/without-rooms?limit=3&cursor=\(legacy)", as: alice, on: cluster.node2)
+            #expect(fromLegacy.json["data"] == second.json["data"], "\(legacy): \(fromLegacy.json)")
+
+            for query in [
+                "limit=0", "limit=101", "limit=abc", "limit=-1", "limit=2.5", "cursor=!!!", "cursor=Zm9v", "cursor=\(firstCursor)%3D",
+                "cursor=-abc", "cursor=12-", "cursor=1234567890123456789-a", "cursor=12:abc",
+            ] {
                 let refused = try await Self.call("GET", "/api/users/without-rooms?\(query)", as: alice, on: cluster.node1)
                 #expect(refused.status == 400, "\(query): \(refused.json)")
                 #expect(refused.json["error"]["code"] == "invalid_payload", "\(query)")

@@ -3,27 +3,20 @@
 Run by scripts/compose-test.sh once the stack is up:
 
     python tests/compose/smoke.py --base http://127.0.0.1:8080 --node docker_node1_1 --node docker_node2_1
+    python tests/compose/smoke.py --base https://127.0.0.1:8443 --ca ca.crt --redirect-from http://127.0.0.1:8080 ...
 
-With the unmodified python-socketio client (threaded) and requests, through nginx only:
+With the unmodified python-socketio client (threaded) and requests, through nginx only (over
+https:// and wss:// with `--ca`, the test CA the certificate was made with):
 /readyz 200 and /metrics 404; two users register; each connects twice, once with the default
 transports (polling, then the upgrade to WebSocket) and once polling only; a room over REST,
 `room:join` on all four sockets, `element:create` -> `element:created`, a heart over Socket.IO and
-one over REST -> `element:reaction:added`, `message:send` -> `message:new`, the chat history
-over REST. Then the node holding the most of those sockets is stopped (`podman stop`, a graceful
-drain): each socket ends up connected through nginx to the other node (its new Engine.IO session
-id starts with that node's id), joins the room again from the last offset it saw, and receives
-new events; then the node is started again and must be ready. Every wait is on a condition,
-bounded.
-
-What a client does here as an application would (and the test says so when it happens):
-- python-socketio does not reconnect by itself after Engine.IO's close packet, which is how the
-  drain answers a pending poll: the test reconnects it (NOTE line).
-- Right after a node stops, nginx still sends some requests to its address, and with the
-  template's default proxy_connect_timeout (60 s) such a request can hang up to a minute, while
-  the client's own requests time out after 5 s: the client is driven until it is back (a new
-  connection, a join again, up to 120 s; a NOTE line says so), and an event lost with its
-  connection is sent again with the same requestId (the server answers a repeat with the first
-  answer and changes nothing). Each line says how long a socket took to come back.
+one over REST -> `element:reaction:added`, `message:send` -> `message:new`, the chat history over
+REST. Then the node holding the most of those sockets is stopped (`podman stop`, a graceful
+drain): each socket comes back by itself (python-socketio's own reconnection) through nginx to
+the other node (its new Engine.IO session id starts with that node's id), joins the room again
+from the last offset it saw, as an application does on every connection after its first, and
+receives new events; then the node is started again and must be ready. Every wait is on a
+condition, bounded.
 
 Prints one line per check, `ALL OK` at the end; exits non-zero on the first failure.
 """
@@ -66,13 +59,13 @@ def wait_until(what, predicate, timeout=WAIT, interval=0.1):
         time.sleep(interval)
 
 
-def wait_ready(url, timeout=60):
+def wait_ready(url, timeout=60, ca=None):
     last = None
 
     def ready():
         nonlocal last
         try:
-            r = requests.get(url, timeout=2)
+            r = requests.get(url, timeout=2, verify=ca or True)
             last = f"{r.status_code} {r.text[:100]}"
             return r.status_code == 200
         except requests.RequestException as e:
@@ -85,11 +78,48 @@ def wait_ready(url, timeout=60):
     return last
 
 
+def https_session(ca):
+    """A requests session that trusts `ca` (None: the system's CAs). python-engineio takes its
+    `verify` for https:// and for wss://; without the environment (trust_env), since
+    REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE, when set, would replace it on every request."""
+    session = requests.Session()
+    if ca:
+        session.verify = ca
+        session.trust_env = False
+    return session
+
+
+def node_id_at(url, ca=None):
+    """The id of the node that answers a handshake at `url` (a node's own address, or nginx's:
+    then whichever node nginx chose): an Engine.IO session id starts with its node's id."""
+    r = requests.get(f"{url}/socket.io/?EIO=4&transport=polling", timeout=WAIT, verify=ca or True)
+    assert r.status_code == 200 and r.text.startswith("0"), (url, r.status_code, r.text[:200])
+    return json.loads(r.text[1:])["sid"][:8]
+
+
+def reach(base, node_url, ca=None, timeout=60):
+    """Handshakes through nginx at `base` until one lands on the node at `node_url` (a node
+    recreated with a new address: nginx must have looked its name up again). Returns how many
+    handshakes it took."""
+    wanted = node_id_at(node_url)
+    tries = 0
+
+    def landed():
+        nonlocal tries
+        tries += 1
+        try:
+            return node_id_at(base, ca) == wanted
+        except (requests.RequestException, AssertionError):
+            return False
+    wait_until(f"a handshake through {base} to reach node {wanted} at {node_url}", landed, timeout, 0.2)
+    return tries
+
+
 class Client:
     """One python-socketio client; records every event it gets, and the last offset per room."""
 
-    def __init__(self, label, base, token, transports):
-        self.label, self.base, self.token, self.transports = label, base, token, transports
+    def __init__(self, label, base, token, transports, ca=None):
+        self.label, self.base, self.token, self.transports, self.ca = label, base, token, transports, ca
         self.cond = threading.Condition()
         self.events = []
         self.offsets = {}
@@ -99,20 +129,9 @@ class Client:
         self.recovered = None
         self.disconnects = 0
         self.disconnect_reason = None
-        self.sio = None
-        self._new_client()
-
-    def _new_client(self):
-        """A fresh python-socketio client (the first, or one replacing a client whose state got
-        stuck: under the failed requests after a node stops, its own reconnection can leave it
-        `connected` with no Engine.IO session, refusing every connect with 'Already connected')."""
-        if self.sio is not None:
-            try:
-                self.sio.shutdown()
-            except Exception:  # noqa: BLE001 - whatever state the old client is in
-                pass
-        self.sio = socketio.Client(reconnection=True, reconnection_delay=0.5,
-                                   reconnection_delay_max=2, randomization_factor=0.2)
+        session = https_session(self.ca)
+        self.sio = socketio.Client(reconnection=True, reconnection_delay=0.5, reconnection_delay_max=2,
+                                   randomization_factor=0.2, http_session=session)
         self.sio.on("connect", self._on_connect)
         self.sio.on("disconnect", self._on_disconnect)
         self.sio.on("*", self._on_event)
@@ -159,38 +178,6 @@ class Client:
         """Connected to that node and, if it reconnected, back in its rooms."""
         return self.sio.connected and self.sid.startswith(node_id) and self.rejoined == self.connects
 
-    def recover(self, node_id, timeout):
-        """Drives the client, as an application would, until it is connected to that node and back
-        in its rooms: join again if that is what is missing, else start a new connection. A first
-        attempt may fail: right after a node stops, nginx still sends some requests to its
-        address, and they hang until the kernel gives up on it (seconds; the client's own requests
-        time out after 5 s); the client may then think itself connected while its session is gone."""
-        deadline = time.monotonic() + timeout
-        while not self.settled(node_id):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{self.label}: not back on {node_id} within {timeout} s (sid {self.sid!r})")
-            if self.sio.connected and self.sid.startswith(node_id):
-                connection = self.connects
-                try:
-                    for room in sorted(self.rooms):
-                        ack = self.sio.call("room:join", {"roomId": room, "since": self.offsets.get(room)}, timeout=10)
-                        assert isinstance(ack, dict) and ack.get("data", {}).get("roomId") == room, ack
-                    with self.cond:
-                        self.rejoined = max(self.rejoined, connection)
-                        self.recovered = ack["data"].get("recovered")
-                    continue
-                except socketio.exceptions.SocketIOError as e:
-                    print(f"     {self.label}: join again failed ({e!r}): a new connection", flush=True)
-            if self.sio.connected and not self.sid:
-                print(f"     {self.label}: client says connected without a session: a new client", flush=True)
-                self._new_client()
-            try:
-                self.sio.disconnect()
-            except socketio.exceptions.SocketIOError:
-                pass
-            if not self.try_connect():
-                time.sleep(0.5)
-
     def try_connect(self):
         """One connection attempt; a failed one is said and cleaned up."""
         try:
@@ -198,13 +185,10 @@ class Client:
             return True
         except socketio.exceptions.ConnectionError as e:
             print(f"     {self.label}: connect failed ({e}), trying again", flush=True)
-            if "Already connected" in str(e):
-                self._new_client()
-            else:
-                try:
-                    self.sio.eio.disconnect(abort=True)  # an Engine.IO session left half open
-                except Exception:  # noqa: BLE001 - whatever state the failed attempt left
-                    pass
+            try:
+                self.sio.eio.disconnect(abort=True)  # an Engine.IO session left half open
+            except Exception:  # noqa: BLE001 - whatever state the failed attempt left
+                pass
             return False
 
     @property
@@ -263,23 +247,24 @@ def main():
     parser.add_argument("--base", default="http://127.0.0.1:8080")
     parser.add_argument("--node", action="append", required=True,
                         help="a gateway node's container (twice: the two nodes)")
+    parser.add_argument("--ca", help="the CA certificate nginx's certificate was made with (https:// bases)")
+    parser.add_argument("--redirect-from", help="nginx's plain HTTP origin, which must redirect to --base")
     args = parser.parse_args()
     base = args.base
-    http = requests.Session()
+    http = https_session(args.ca)
 
-    ok("GET /readyz through nginx", f"-> {wait_ready(base + '/readyz', WAIT)}")
+    ok("GET /readyz through nginx", f"-> {wait_ready(base + '/readyz', WAIT, args.ca)}")
+    if args.redirect_from:
+        r = requests.get(f"{args.redirect_from}/readyz?x=1", allow_redirects=False, timeout=WAIT)
+        assert r.status_code == 308 and r.headers.get("Location") == f"{base}/readyz?x=1", (r.status_code, r.headers)
+        ok(f"GET {args.redirect_from}/readyz", f"-> 308 {r.headers['Location']}")
     r = http.get(f"{base}/metrics", timeout=WAIT)
     assert r.status_code == 404, f"/metrics through nginx: {r.status_code}"
     ok("GET /metrics through nginx is 404")
 
     # Each node's id: an Engine.IO session id starts with the id of the node holding it, so a
     # handshake made straight at a node (not through nginx) names it.
-    node_ids = {}
-    for container in args.node:
-        r = requests.get(f"http://{container_ip(container)}:8080/socket.io/?EIO=4&transport=polling",
-                         timeout=WAIT)
-        assert r.status_code == 200 and r.text.startswith("0"), (container, r.status_code, r.text[:200])
-        node_ids[container] = json.loads(r.text[1:])["sid"][:8]
+    node_ids = {container: node_id_at(f"http://{container_ip(container)}:8080") for container in args.node}
     assert len(set(node_ids.values())) == len(node_ids), node_ids
     ok("node ids", " ".join(f"{c}={i}" for c, i in node_ids.items()))
 
@@ -299,7 +284,7 @@ def main():
     clients = {}
     for name in ("alice", "bob"):
         for mode, transports in (("ws", None), ("polling", ["polling"])):
-            c = Client(f"{name}-{mode}", base, users[name]["token"], transports)
+            c = Client(f"{name}-{mode}", base, users[name]["token"], transports, args.ca)
             # Tried again on failure, as a client would: once, right after a stack came up, a
             # node's first Redis connections timed out for a second, and a CONNECT with them.
             wait_until(f"{c.label} to connect", c.try_connect, timeout=30, interval=0.5)
@@ -384,26 +369,14 @@ def main():
     for c in moved:
         wait_until(f"{c.label} to be disconnected", lambda: c.disconnects > before[c.label][1])
     for c in everyone:
-        # Those on the stopped node move; so may a socket of the other node whose poll or
-        # WebSocket nginx had sent through the stopped one (which passes such requests on to the
-        # owner). Each joins the room again from its last offset (Client._rejoin).
-        if c.disconnect_reason == socketio.Client.reason.SERVER_DISCONNECT:
-            # The drain answers a pending poll with Engine.IO's close packet; python-socketio
-            # takes that for a deliberate disconnect and does not reconnect by itself.
-            print(f"NOTE {c.label}: disconnected with reason {c.disconnect_reason!r}: python-socketio "
-                  "does not reconnect by itself after Engine.IO's close packet; reconnecting explicitly",
-                  flush=True)
-        else:
-            try:
-                wait_until(f"{c.label} back by itself", lambda: c.settled(node_ids[survivor]), timeout=15)
-            except AssertionError:
-                print(f"NOTE {c.label}: not back by itself within 15 s (connected={c.sio.connected}, "
-                      f"sid={c.sid!r}); reconnecting explicitly", flush=True)
-        c.recover(node_ids[survivor], 120)
+        # Those on the stopped node come back by themselves; so may a socket of the other node
+        # whose poll or WebSocket nginx had sent through the stopped one (which passes such
+        # requests on to the owner). Each joins the room again from its last offset (Client._rejoin).
+        wait_until(f"{c.label} back on {survivor} by itself", lambda: c.settled(node_ids[survivor]), timeout=120)
         if c.connects > before[c.label][0]:
-            ok(f"{c.label} reconnected through nginx to {survivor}",
-               f"sid={c.sid} transport={c.sio.transport()} recovered={c.recovered} "
-               f"after {time.monotonic() - started:.1f} s")
+            ok(f"{c.label} came back by itself through nginx to {survivor}",
+               f"sid={c.sid} transport={c.sio.transport()} recovered={c.recovered} disconnect reason "
+               f"{c.disconnect_reason!r}, after {time.monotonic() - started:.1f} s")
         else:
             ok(f"{c.label} still connected to {survivor}", f"sid={c.sid} transport={c.sio.transport()}")
     marks = {c.label: c.mark() for c in everyone}
@@ -419,7 +392,7 @@ def main():
 
     podman("start", victim, timeout=60)
     ok(f"podman start {victim}", f"-> {wait_ready(f'http://{container_ip(victim)}:8080/readyz', 60)}")
-    ok("GET /readyz through nginx", f"-> {wait_ready(base + '/readyz', WAIT)}")
+    ok("GET /readyz through nginx", f"-> {wait_ready(base + '/readyz', WAIT, args.ca)}")
     for c in everyone:
         c.sio.disconnect()
     print("ALL OK", flush=True)

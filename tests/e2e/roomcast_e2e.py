@@ -358,7 +358,8 @@ class GatewayNode:
     `settings` are extra environment variables (`ROOMCAST_...`) for this node. Nodes run as an
     unprivileged user (`unprivileged`) unless `privileged` says otherwise."""
 
-    def __init__(self, name, binary, redis_url, log_directory, ready_timeout=30.0, settings=None, privileged=False):
+    def __init__(self, name, binary, redis_url, log_directory, ready_timeout=30.0, settings=None, privileged=False, port=0):
+        """`port`: 0 for a free one; a node started again in place of a stopped one passes its port."""
         self.name = name
         self.log_path = os.path.join(log_directory, f"gateway-{name}.log")
         environment = {key: value for key, value in os.environ.items()
@@ -377,7 +378,7 @@ class GatewayNode:
         repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         if not privileged:
             binary, repository = unprivileged_install(binary, repository)
-        command = [binary, "serve", "--port", "0", "--redis-url", redis_url]
+        command = [binary, "serve", "--port", str(port), "--redis-url", redis_url]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 command if privileged else unprivileged(command),

@@ -24,7 +24,21 @@ from test_load_balancer import REPOSITORY, TEMPLATE, render_template
 DOCKER = os.path.join(REPOSITORY, "docker")
 STANDALONE = "docker-compose.yml"
 CLUSTER = "docker-compose.cluster.yml"
+TLS_OVERRIDE = "docker-compose.tls.yml"
+TLS_TEMPLATE = os.path.join(DOCKER, "nginx", "roomcast-tls.conf.template")
+ENV_EXAMPLE = os.path.join(DOCKER, "roomcast.env.example")
 CLUSTER_SCHEME = "redis-cluster://"
+# The secrets the compose files take from docker/.env (compose's `${NAME:?message}`).
+SECRET = re.compile(r"\$\{(ROOMCAST_[A-Z_]+):\?[^}]*\}")
+# A template name that a script the compose files mount into the nginx image's
+# /docker-entrypoint.d sets (the entrypoint sources *.envsh before it renders the templates).
+RESOLVER_SCRIPT = os.path.join(DOCKER, "nginx", "roomcast-resolver.envsh")
+SCRIPT_SETS = {"ROOMCAST_NGINX_RESOLVER": RESOLVER_SCRIPT}
+
+
+def interpolate(text, values):
+    """Compose's `${NAME:?message}` filled in from `values` (the secrets of docker/.env)."""
+    return SECRET.sub(lambda match: values[match.group(1)], text)
 
 
 def load_compose(name):
@@ -57,12 +71,14 @@ def node_services(compose):
 def redis_endpoints(url):
     """(host, port) of every Redis a ROOMCAST_REDIS_URL names: the server of `redis://`, every
     seed of `redis-cluster://host:port,host:port`."""
-    if url.startswith(CLUSTER_SCHEME):
-        authority = url[len(CLUSTER_SCHEME):].split("/", 1)[0].rpartition("@")[2]
-        seeds = [urlsplit("redis://" + seed) for seed in authority.split(",")]
+    # The user and password (which holds compose's `${NAME:?message}`) go first.
+    scheme, _, rest = url.partition("://")
+    hosts = rest.rpartition("@")[2]
+    if scheme + "://" == CLUSTER_SCHEME:
+        seeds = [urlsplit("redis://" + seed) for seed in hosts.split("/", 1)[0].split(",")]
     else:
-        seeds = [urlsplit(url)]
-        assert seeds[0].scheme == "redis", f"{url}: neither redis:// nor redis-cluster://"
+        assert scheme == "redis", f"{url}: neither redis:// nor redis-cluster://"
+        seeds = [urlsplit("redis://" + hosts)]
     return [(seed.hostname, seed.port or 6379) for seed in seeds]
 
 
@@ -82,7 +98,8 @@ def depends_on(service):
 
 
 def mounts(service):
-    return [volume.split(":") for volume in service.get("volumes", []) if isinstance(volume, str)]
+    """[source, target, options...] of each short-form volume; a `${NAME:-default}` source stays whole."""
+    return [re.split(r":(?![^{]*\})", volume) for volume in service.get("volumes", []) if isinstance(volume, str)]
 
 
 def redis_config(service):
@@ -103,19 +120,40 @@ def parse_redis_config(text):
     return settings
 
 
-def redis_settings(service):
-    """What the Redis of a service runs with: its config file, then `--name value` on the command
-    line (which redis-server applies after the file)."""
-    with open(redis_config(service), encoding="utf-8") as handle:
-        settings = parse_redis_config(handle.read())
-    name = None
+def command_directives(service):
+    """`--name value...` of a redis-server command line, in order, as (name, [values])."""
+    directives = []
     for argument in service["command"][2:]:
         if argument.startswith("--"):
-            name = argument[2:].lower()
-            settings[name] = ""
-        elif name is not None:
-            settings[name] = (settings[name] + " " + argument).strip()
+            directives.append((argument[2:].lower(), []))
+        elif directives:
+            directives[-1][1].append(argument)
+    return directives
+
+
+def redis_settings(service):
+    """What the Redis of a service runs with: its config file, then `--name value` on the command
+    line (which redis-server applies after the file). ACL users are `acl_users`."""
+    with open(redis_config(service), encoding="utf-8") as handle:
+        settings = parse_redis_config(handle.read())
+    for name, values in command_directives(service):
+        if name != "user":
+            settings[name] = " ".join(values)
     return settings
+
+
+def acl_users(service):
+    """{user: [ACL rules]} of the `--user` directives of a Redis service's command."""
+    return {values[0]: values[1:] for name, values in command_directives(service) if name == "user"}
+
+
+def acl_arguments(service, password):
+    """The `--user ...` arguments of a Redis service's command, with the password filled in."""
+    arguments = []
+    for name, values in command_directives(service):
+        if name == "user":
+            arguments += ["--user", *[interpolate(value, {"ROOMCAST_REDIS_PASSWORD": password}) for value in values]]
+    return arguments
 
 
 def test_compose_has_redis_two_nodes_and_nginx(compose):
@@ -155,9 +193,10 @@ def test_redis_uses_the_repository_config_with_aof(compose):
         settings = redis_settings(service)
         assert settings.get("appendonly") == "yes", f"{name}: the command turns the AOF off"
         assert settings.get("port", "6379") == str(ports[name]), f"{name} listens on {settings.get('port')}, the nodes use {ports[name]}"
-        # The nodes reach it from other containers, without a password.
+        # The nodes reach it from other containers, with a password: protected mode stays on (it
+        # stands aside once the default user cannot log in without one).
         assert settings.get("bind") == "0.0.0.0", f"{name} binds {settings.get('bind')}"
-        assert settings.get("protected-mode") == "no", f"{name}: protected mode refuses other containers"
+        assert settings.get("protected-mode", "yes") == "yes", f"{name}: protected mode is off"
         # The AOF (and a cluster master's nodes.conf) lives in a named volume of its own.
         volume = next((source for source, target, *_ in mounts(service) if target == settings.get("dir")), None)
         assert volume in compose.get("volumes", {}), f"{name}: its data directory {settings.get('dir')} is no named volume"
@@ -165,21 +204,82 @@ def test_redis_uses_the_repository_config_with_aof(compose):
     assert len(set(data_volumes)) == len(data_volumes), f"Redis services share a data volume: {data_volumes}"
 
 
-def test_nginx_upstreams_are_the_node_services(compose):
+def test_redis_lets_in_only_the_acl_user_with_the_password_of_docker_env(compose):
+    """The default user (no password) is off; the nodes log in as an ACL user whose password
+    comes from docker/.env, the same variable in Redis's command and in the nodes' URL."""
+    for name, service in redis_services(compose).items():
+        users = acl_users(service)
+        assert users.get("default", [None])[:2] == ["off", "resetpass"], f"{name}: the default user is not off without a password"
+        assert "nopass" not in users["default"]
+        (user, rules), = [(user, rules) for user, rules in users.items() if user != "default"]
+        assert "on" in rules and any(SECRET.fullmatch(rule[1:]) and rule.startswith(">") for rule in rules), f"{name}: {rules}"
+        assert "nopass" not in rules
+        assert environment(service).get("REDISCLI_AUTH") == next(rule[1:] for rule in rules if rule.startswith(">"))
+        assert "roomcast" in " ".join(service["healthcheck"]["test"]), f"{name}: the health check does not log in"
+    for name, service in node_services(compose).items():
+        url = environment(service)["ROOMCAST_REDIS_URL"]
+        authority = url.split("://", 1)[1].rpartition("@")[0]
+        assert authority.split(":", 1)[0] == user and SECRET.fullmatch(authority.split(":", 1)[1]), f"{name}: {url}"
+    # Every secret the file needs is in the example environment file, empty.
+    with open(ENV_EXAMPLE, encoding="utf-8") as handle:
+        example = dict(line.split("=", 1) for line in handle.read().splitlines() if line and not line.startswith("#"))
+    with open(os.path.join(DOCKER, STANDALONE if "redis" in compose["services"] else CLUSTER), encoding="utf-8") as handle:
+        needed = set(SECRET.findall(handle.read()))
+    assert needed == set(example), (needed, example)
+    assert all(value == "" for value in example.values()), "the example holds a secret"
+
+
+def sets_by_script(nginx, name):
+    """Whether the nginx service mounts the script that sets `name` where the image's entrypoint
+    sources it before rendering the templates."""
+    script = SCRIPT_SETS.get(name)
+    return script is not None and os.access(script, os.X_OK) and any(
+        os.path.normpath(os.path.join(DOCKER, source)) == script and re.fullmatch(r"/docker-entrypoint\.d/1\d-[\w.-]+\.envsh", target)
+        for source, target, *_ in mounts(nginx))
+
+
+def resolver_of(resolv_conf, preset=None):
+    """What the resolver script sets, given that /etc/resolv.conf text (and a value set before)."""
+    with open(RESOLVER_SCRIPT, encoding="utf-8") as handle:
+        script = handle.read()
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as conf:
+        conf.write(resolv_conf)
+    try:
+        env = {"PATH": os.environ["PATH"], **({"ROOMCAST_NGINX_RESOLVER": preset} if preset else {})}
+        result = subprocess.run(["sh", "-c", script.replace("/etc/resolv.conf", conf.name) + '\nprintf %s "$ROOMCAST_NGINX_RESOLVER"'],
+                                env=env, capture_output=True, text=True, check=True)
+        return result.stdout
+    finally:
+        os.unlink(conf.name)
+
+
+def test_the_resolver_script_picks_the_runtime_dns():
+    # podman: aardvark-dns first, then the host's nameservers, which know no service names.
+    assert resolver_of("search dns.podman\nnameserver 10.89.0.1\nnameserver 10.255.255.53\n") == "10.89.0.1"
+    assert resolver_of("nameserver 127.0.0.11\noptions ndots:0\n") == "127.0.0.11"
+    assert resolver_of("nameserver fd00::1\nnameserver 10.0.0.1\n") == "[fd00::1]"
+    assert resolver_of("nameserver 127.0.0.11\n", preset="10.0.0.53 valid=30s") == "10.0.0.53 valid=30s"
+
+
+def template_names(path):
+    with open(path, encoding="utf-8") as handle:
+        return set(re.findall(r"\$\{([A-Z0-9_]+)\}", handle.read()))
+
+
+def test_nginx_sends_to_a_name_every_node_answers_to(compose):
     nginx = compose["services"]["nginx"]
     env = environment(nginx)
     nodes = node_services(compose)
-    upstreams = [env[name] for name in sorted(env) if name.startswith("ROOMCAST_NODE_")]
-    assert len(upstreams) == len(nodes)
-    with open(TEMPLATE, encoding="utf-8") as handle:
-        template = handle.read()
-    # Every ${NAME} in the template is set for the nginx service.
-    for name in re.findall(r"\$\{([A-Z0-9_]+)\}", template):
-        assert name in env, f"the template uses ${{{name}}}, which the nginx service does not set"
-    for upstream in upstreams:
-        host, port = upstream.split(":")
-        assert host in nodes, f"nginx sends to {host}, which is not a node service"
-        assert port in [str(p) for p in nodes[host].get("expose", [])]
+    host, port = env["ROOMCAST_NODES"].split(":")
+    for name, service in nodes.items():
+        aliases = service.get("networks", {}).get("default", {}).get("aliases", [])
+        assert host in aliases, f"{name} is not reached as {host}"
+        assert port in [str(p) for p in service.get("expose", [])], f"{name} does not expose {port}"
+    # Every ${NAME} in the template is set for the nginx service or by a script it mounts into the
+    # entrypoint's folder, and the envsubst filter lets it through.
+    for name in template_names(TEMPLATE):
+        assert name in env or sets_by_script(nginx, name), f"the template uses ${{{name}}}, which the nginx service does not set"
+        assert re.search(env["NGINX_ENVSUBST_FILTER"], name), f"NGINX_ENVSUBST_FILTER leaves ${{{name}}} as it is"
     assert any(os.path.normpath(os.path.join(DOCKER, source)) == TEMPLATE
                and target.startswith("/etc/nginx/templates/") and target.endswith(".template")
                for source, target, *_ in mounts(nginx))
@@ -187,20 +287,77 @@ def test_nginx_upstreams_are_the_node_services(compose):
     assert env["ROOMCAST_NGINX_PORT"] in published
 
 
-def test_nginx_accepts_the_config_compose_renders(compose):
+def test_nginx_looks_the_nodes_up_again_and_keeps_no_connection_to_them():
+    """A name in an upstream block is resolved once, at start: the templates have none, and
+    proxy to a variable through a resolver with a short `valid`. nginx keeps no idle connection
+    to servers found that way; the map says `close` for every request but an upgrade."""
+    for path in (TEMPLATE, TLS_TEMPLATE):
+        with open(path, encoding="utf-8") as handle:
+            template = handle.read()
+        assert not re.search(r"^\s*upstream\s", template, re.M), path
+        assert re.search(r"^resolver \$\{ROOMCAST_NGINX_RESOLVER\} valid=\d+s ipv6=off;$", template, re.M), path
+        assert re.search(r"^\s*set \$roomcast_nodes \$\{ROOMCAST_NODES\};$", template, re.M), path
+        assert re.findall(r"proxy_pass\s+([^;]+);", template) == ["http://$roomcast_nodes"], path
+        upgrade_map = re.search(r"map \$http_upgrade \$roomcast_connection_upgrade \{(.*?)\}", template, re.S).group(1)
+        assert re.search(r"''\s+close;", upgrade_map) and re.search(r"default\s+upgrade;", upgrade_map), path
+
+
+def location_blocks(path):
+    with open(path, encoding="utf-8") as handle:
+        template = handle.read()
+    return template[template.index("    # For operators only"):template.rindex("}")]
+
+
+def test_the_tls_template_proxies_as_the_plain_one():
+    assert location_blocks(TLS_TEMPLATE) == location_blocks(TEMPLATE)
+
+
+def test_the_tls_override_swaps_the_template_and_fills_it_in(compose):
+    override = load_compose(TLS_OVERRIDE)
+    assert set(override["services"]) == {"nginx"}
+    nginx = override["services"]["nginx"]
+    env = {**environment(compose["services"]["nginx"]), **environment(nginx)}
+    base_target = next(target for source, target, *_ in mounts(compose["services"]["nginx"])
+                       if os.path.normpath(os.path.join(DOCKER, source)) == TEMPLATE)
+    # Mounted where the plain template was: compose keeps one mount per container path.
+    assert any(os.path.normpath(os.path.join(DOCKER, source)) == TLS_TEMPLATE and target == base_target
+               for source, target, *_ in mounts(nginx))
+    for name in template_names(TLS_TEMPLATE):
+        assert name in env or sets_by_script(compose["services"]["nginx"], name), f"the TLS template uses ${{{name}}}, which nothing sets"
+        assert re.search(env["NGINX_ENVSUBST_FILTER"], name)
+    certificate_folder = next(target for _, target, *_ in mounts(nginx) if target != base_target and not target.endswith(".envsh"))
+    for name in ("ROOMCAST_TLS_CERTIFICATE", "ROOMCAST_TLS_CERTIFICATE_KEY"):
+        assert os.path.dirname(env[name]) == certificate_folder, name
+    published = [str(port).split(":")[-1] for port in nginx["ports"]]
+    assert env["ROOMCAST_NGINX_TLS_PORT"] in published
+    assert [str(port).split(":")[0] for port in nginx["ports"] if str(port).endswith(":" + env["ROOMCAST_NGINX_TLS_PORT"])] \
+        == [env["ROOMCAST_NGINX_TLS_PUBLIC_PORT"]]
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "tls"])
+def test_nginx_accepts_the_config_compose_renders(compose, tls):
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(binary, os.X_OK):
         pytest.fail("nginx is not installed: run scripts/setup-tests.sh (scripts/test.sh does)")
     env = dict(environment(compose["services"]["nginx"]))
-    # Service names resolve only inside compose's network: loopback stands in for them here.
-    for name in env:
-        if name.startswith("ROOMCAST_NODE_"):
-            env[name] = "127.0.0.1:" + env[name].split(":")[1]
-    env["ROOMCAST_NGINX_PORT"] = "127.0.0.1:" + env["ROOMCAST_NGINX_PORT"]
+    template = TEMPLATE
     directory = tempfile.mkdtemp(prefix="roomcast-nginx-t-")
+    if tls:
+        env.update(environment(load_compose(TLS_OVERRIDE)["services"]["nginx"]))
+        template = TLS_TEMPLATE
+        env["ROOMCAST_NGINX_TLS_PORT"] = "127.0.0.1:" + env["ROOMCAST_NGINX_TLS_PORT"]
+        # nginx -t reads the certificate and its key: a throwaway self-signed pair.
+        env["ROOMCAST_TLS_CERTIFICATE"] = os.path.join(directory, "tls.crt")
+        env["ROOMCAST_TLS_CERTIFICATE_KEY"] = os.path.join(directory, "tls.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                        "-keyout", env["ROOMCAST_TLS_CERTIFICATE_KEY"], "-out", env["ROOMCAST_TLS_CERTIFICATE"]],
+                       check=True, capture_output=True)
+    # What the resolver script would find in the container's /etc/resolv.conf (Docker's DNS).
+    env["ROOMCAST_NGINX_RESOLVER"] = "127.0.0.11"
+    env["ROOMCAST_NGINX_PORT"] = "127.0.0.1:" + env["ROOMCAST_NGINX_PORT"]
     try:
         with open(os.path.join(directory, "site.conf"), "w", encoding="utf-8") as handle:
-            handle.write(render_template(TEMPLATE, env))
+            handle.write(render_template(template, env))
         with open(os.path.join(directory, "nginx.conf"), "w", encoding="utf-8") as handle:
             handle.write(f"pid {directory}/nginx.pid; error_log {directory}/error.log;\n"
                          f"events {{}}\nhttp {{ access_log off; include {directory}/site.conf; }}\n")
@@ -301,7 +458,7 @@ def test_cluster_init_names_every_master_and_gates_the_nodes(cluster_compose):
     name, init = cluster_init(cluster_compose)
     script, arguments = init_script_and_masters(init)
     assert str(init["image"]).startswith("redis:7"), f"{name}: redis-cli --cluster needs the Redis 7 image"
-    assert "redis-cli --cluster create" in script and "cluster_state:ok" in script
+    assert "cli --cluster create" in script and "cluster_state:ok" in script
     seeds = redis_endpoints(environment(next(iter(node_services(cluster_compose).values())))["ROOMCAST_REDIS_URL"])
     assert sorted(arguments) == sorted(f"{host}:{port}" for host, port in seeds), f"{name} is given {arguments}"
     assert sorted(argument.split(":")[0] for argument in arguments) == sorted(masters)
@@ -330,18 +487,26 @@ def test_cluster_compose_is_the_standalone_one_with_another_redis(cluster_compos
 # The native check: config/redis-cluster.conf and the init service's own script on loopback.
 
 
-def cli(port, *arguments):
-    return redis_cli("-h", "127.0.0.1", "-p", str(port), *arguments, check=False, timeout=10).strip()
+# The password of the native checks' Redis servers, which run with the compose files' ACL.
+PASSWORD = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+
+def cli(port, *arguments, user="roomcast", password=PASSWORD):
+    """redis-cli against a local server, logged in as `user` (None: as nobody)."""
+    login = ["--user", user, "--pass", password, "--no-auth-warning"] if user else []
+    return redis_cli("-h", "127.0.0.1", "-p", str(port), *login, *arguments, check=False, timeout=10).strip()
 
 
 class ClusterMaster:
     """redis-server with config/redis-cluster.conf on loopback, overriding only what three servers
     on one machine cannot share (port, directory) or what the container's command overrides
-    (bind, protected mode). Its directory is named `roomcast-test-redis.*` and is on its command
+    (bind), with the ACL of its service. Its directory is named `roomcast-test-redis.*` and is on its command
     line, so scripts/test.sh sweeps a stray."""
 
-    def __init__(self, config):
+    def __init__(self, config, acl=()):
+        """`acl`: the service command's `--user` arguments, its password filled in."""
         self.config = config
+        self.acl = list(acl)
         self.directory = tempfile.mkdtemp(prefix="roomcast-test-redis.")
         self.log = os.path.join(self.directory, "redis.log")
         self.process = None
@@ -355,7 +520,7 @@ class ClusterMaster:
             with open(self.log, "a", encoding="utf-8") as log:
                 self.process = subprocess.Popen(
                     [
-                        executable, self.config, "--port", str(port), "--bind", "127.0.0.1", "--protected-mode", "no", "--dir", self.directory,
+                        executable, self.config, *self.acl, "--port", str(port), "--bind", "127.0.0.1", "--dir", self.directory,
                         "--daemonize", "no", "--set-proc-title", "no",
                     ],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
@@ -377,9 +542,9 @@ class ClusterMaster:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def run_init(script, ports):
+def run_init(script, ports, password):
     result = subprocess.run(["sh", "-c", script, "redis-cluster-init", *[f"127.0.0.1:{port}" for port in ports]],
-                            capture_output=True, text=True, timeout=90)
+                            capture_output=True, text=True, timeout=90, env={**os.environ, "REDISCLI_AUTH": password})
     assert result.returncode == 0, f"the init script failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
@@ -411,11 +576,14 @@ def test_cluster_config_and_init_command_form_a_cluster(cluster_compose):
     configs = {redis_config(service) for service in masters.values()}
     assert len(configs) == 1
     config = configs.pop()
-    servers = [ClusterMaster(config) for _ in arguments]
+    acls = {tuple(acl_arguments(service, PASSWORD)) for service in masters.values()}
+    assert len(acls) == 1
+    acl = acls.pop()
+    servers = [ClusterMaster(config, acl) for _ in arguments]
     try:
         for server in servers:
             server.start()
-        output = run_init(script, [server.port for server in servers])
+        output = run_init(script, [server.port for server in servers], PASSWORD)
         assert "[OK] All 16384 slots covered" in output, output
         assert_cluster_ok(servers)
         for server in servers:
@@ -433,7 +601,7 @@ def test_cluster_config_and_init_command_form_a_cluster(cluster_compose):
         for server in servers:
             server.start()
         assert not old_ports & {server.port for server in servers}
-        output = run_init(script, [server.port for server in servers])
+        output = run_init(script, [server.port for server in servers], PASSWORD)
         assert "already formed" in output, output
         assert_cluster_ok(servers)
         for server in servers:
@@ -443,18 +611,27 @@ def test_cluster_config_and_init_command_form_a_cluster(cluster_compose):
             server.destroy()
 
 
-def test_nginx_closes_idle_upstream_connections_before_a_node_does(compose):
-    """nginx must let go of an idle kept connection before the node's http.idle_timeout_ms: a
-    request sent on a connection the node is closing at that moment is lost, and a POST is never
-    retried upstream (a polling client's send came back as a 502 once)."""
-    with open(TEMPLATE, encoding="utf-8") as handle:
-        template = handle.read()
-    upstream = re.search(r"upstream roomcast_nodes \{(.*?)\n\}", template, re.S).group(1)
-    assert re.search(r"^\s*keepalive\s+\d+;", upstream, re.M), "the upstream keeps connections"
-    match = re.search(r"^\s*keepalive_timeout\s+(\d+)s;", upstream, re.M)
-    assert match, "an upstream keepalive_timeout in seconds (nginx's default, 60 s, outlives a node's idle timeout)"
-    with open(os.path.join(REPOSITORY, "config", "roomcast.yaml"), encoding="utf-8") as handle:
-        idle_ms = yaml.safe_load(handle)["http"]["idle_timeout_ms"]
-    for service in node_services(compose).values():
-        idle_ms = int(environment(service).get("ROOMCAST_HTTP_IDLE_TIMEOUT_MS", idle_ms))
-        assert int(match.group(1)) * 1000 < idle_ms, (match.group(1), idle_ms)
+def test_redis_refuses_all_but_its_user_and_a_password_rotates_without_downtime(compose):
+    """The Redis command of the compose file on loopback: anonymous clients and wrong passwords
+    are refused, protected mode stays on, and the rotation docs/operations/deployment.md gives
+    (a second password, then the first one removed) keeps old and new logins working in turn."""
+    name, service = next(iter(redis_services(compose).items()))
+    server = ClusterMaster(redis_config(service), acl_arguments(service, PASSWORD))
+    # The cluster config needs a cluster: test its ACL as a plain server (the same directives).
+    server.config = os.path.join(REPOSITORY, "config", "redis.conf")
+    try:
+        server.start()
+        assert cli(server.port, "PING", user=None).startswith("NOAUTH"), name
+        assert cli(server.port, "AUTH", "roomcast", "not-it", user=None).startswith("WRONGPASS")
+        assert cli(server.port, "AUTH", "default", "", user=None).startswith("WRONGPASS")
+        assert cli(server.port, "CONFIG", "GET", "protected-mode").splitlines() == ["protected-mode", "yes"]
+        assert "nopass" not in cli(server.port, "ACL", "GETUSER", "default")
+        # The rotation: add the new password, move the nodes to it, remove the old one.
+        new = "a" * 64
+        assert cli(server.port, "ACL", "SETUSER", "roomcast", f">{new}") == "OK"
+        assert cli(server.port, "PING") == "PONG" and cli(server.port, "PING", password=new) == "PONG"
+        assert cli(server.port, "ACL", "SETUSER", "roomcast", f"<{PASSWORD}", password=new) == "OK"
+        assert cli(server.port, "PING", password=new) == "PONG"
+        assert cli(server.port, "AUTH", "roomcast", PASSWORD, user=None).startswith("WRONGPASS")
+    finally:
+        server.destroy()

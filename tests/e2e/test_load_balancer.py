@@ -3,7 +3,10 @@
 A poll, a send or an upgrade that reaches the node which does not hold its session is passed on
 by that node to the one that does (the node id is the session id's first 8 characters). These
 tests drive that directly (a session opened on node 1, used through node 2) and through nginx
-with docker/nginx/roomcast.conf.template, the file docker-compose uses, rendered for loopback.
+with docker/nginx/roomcast.conf.template, the file docker-compose uses, rendered for loopback:
+its ROOMCAST_NODES names an upstream block of the test's own that lists the nodes' loopback
+ports (compose's value is a DNS name that resolves to every node; scripts/compose-test.sh runs
+that, and shows a recreated node taking traffic again).
 """
 
 import json
@@ -23,6 +26,8 @@ from roomcast_e2e import ack_data, free_port, http, redis_cli, stop_process, tai
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEMPLATE = os.path.join(REPOSITORY, "docker", "nginx", "roomcast.conf.template")
+# The upstream block the tests' nginx.conf defines around the template (ROOMCAST_NODES names it).
+UPSTREAM = "roomcast_e2e_nodes"
 RECORD_SEPARATOR = "\x1e"
 
 
@@ -46,9 +51,11 @@ class Nginx:
         self.port = free_port()
         site = render_template(TEMPLATE, {
             "ROOMCAST_NGINX_PORT": f"127.0.0.1:{self.port}",
-            "ROOMCAST_NODE_1": upstreams[0],
-            "ROOMCAST_NODE_2": upstreams[1],
+            "ROOMCAST_NODES": UPSTREAM,
+            # Never asked: an upstream block's name is not looked up.
+            "ROOMCAST_NGINX_RESOLVER": "127.0.0.1",
         })
+        servers = "".join(f"    server {upstream};\n" for upstream in upstreams)
         with open(os.path.join(self.directory, "roomcast.conf"), "w", encoding="utf-8") as handle:
             handle.write(site)
         self.config = os.path.join(self.directory, "nginx.conf")
@@ -66,6 +73,8 @@ http {{
     fastcgi_temp_path {self.directory}/fastcgi;
     uwsgi_temp_path {self.directory}/uwsgi;
     scgi_temp_path {self.directory}/scgi;
+    upstream {UPSTREAM} {{
+{servers}    }}
     include {self.directory}/roomcast.conf;
 }}
 """)

@@ -3,18 +3,21 @@
 Starts a private redis-server on a free loopback port (tests/e2e's RedisServer), one
 `roomcast serve --port 0` on it, registers a user and gives it data (`seed_data`), then runs
 `schemathesis run` on `http://127.0.0.1:PORT/api/openapi.json` with its default checks and that
-user's token, bounded by a fixed seed and a number of cases per operation (a run is
-reproducible). Afterwards the node must be alive and answer /readyz 200. Exit status: schemathesis's when it failed, 1 when the node did
-not survive, else 0. Everything started is stopped, whatever happens.
+user's token, every operation the document lists, bounded by a number of cases per operation.
+Each run draws a new seed and prints it first: a failure is replayed with that seed
+(SCHEMATHESIS_SEED=N). Afterwards the node must be alive and answer /readyz 200. Exit status:
+schemathesis's when it failed, 1 when the node did not survive, else 0. Everything started is
+stopped, whatever happens.
 
     .venv/bin/python tests/schemathesis/run_schemathesis.py [extra schemathesis arguments]
 
 ROOMCAST_BINARY picks the binary (default: `swift build --show-bin-path`/roomcast);
-SCHEMATHESIS_MAX_EXAMPLES (cases per operation and phase) and SCHEMATHESIS_SEED change the bounds;
-SCHEMATHESIS_TIMEOUT (seconds) ends a run that takes longer, as a failure.
+SCHEMATHESIS_SEED replays a run; SCHEMATHESIS_MAX_EXAMPLES (cases per operation and phase)
+changes the bounds; SCHEMATHESIS_TIMEOUT (seconds) ends a run that takes longer, as a failure.
 """
 
 import os
+import random
 import re
 import subprocess
 import sys
@@ -111,7 +114,8 @@ def main():
         response.raise_for_status()
         token = response.json()["data"]["token"]
         seed_data(base, token)
-        seed = os.environ.get("SCHEMATHESIS_SEED", "20261127")
+        seed = os.environ.get("SCHEMATHESIS_SEED") or str(random.SystemRandom().randrange(1, 2**31))
+        print(f"schemathesis seed {seed}: SCHEMATHESIS_SEED={seed} scripts/schemathesis.sh replays this run", flush=True)
         command = [
             os.path.join(os.path.dirname(sys.executable), "schemathesis"), "--config-file", os.path.join(HERE, "schemathesis.toml"),
             "run", f"{base}/api/openapi.json",
@@ -127,9 +131,6 @@ def main():
             "--workers", "1",
             "--request-timeout", "10",
             "--generation-database", "none",
-            # Engine.IO long-polling is a text protocol with a session per handshake and polls
-            # held for up to the ping interval: tests/e2e and the reference suites cover it.
-            "--exclude-path-regex", "^/socket\\.io",
             "--no-color",
             *sys.argv[1:],
         ]
@@ -140,7 +141,7 @@ def main():
         except subprocess.TimeoutExpired:
             print("schemathesis did not finish in time: a request hung or the bounds are too wide")
             status = 1
-        print(f"schemathesis finished in {time.monotonic() - started:.0f} s with exit status {status}", flush=True)
+        print(f"schemathesis (seed {seed}) finished in {time.monotonic() - started:.0f} s with exit status {status}", flush=True)
         alive = node.poll() is None
         ready = False
         if alive:

@@ -192,7 +192,7 @@ public struct Gateway: Sendable {
         MetricsRoutes().register(on: router)
         ConsoleRoutes().register(on: router)
         // Public like the console: a stray or stale token must not keep a client from the contract.
-        OpenAPIRoutes().register(on: router)
+        OpenAPIRoutes(servesInternalNotifications: settings.notifications.serviceKey != nil).register(on: router)
         let engineIO = EngineIOServer(
             path: "/socket.io", settings: settings.socket.engineIO, socketIO: settings.socket.socketIO,
             application: GatewaySocketApplication(services: socketServices),

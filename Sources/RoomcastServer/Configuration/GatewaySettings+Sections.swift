@@ -357,8 +357,9 @@ extension GatewaySettings {
     static let shutdown = Section(
         "shutdown", title: "Shutdown",
         """
-        On SIGTERM a node drains: it stops accepting, closes its sockets with 1001 so that their clients reconnect to \
-        another node, and lets mutations under way finish.
+        On SIGTERM a node drains: it stops accepting, ends its sockets as lost connections (WebSockets closed with \
+        1001, pending polls answered 503) so that their clients reconnect to another node, and lets mutations under \
+        way finish.
         """,
         [
             .duration(

@@ -7,9 +7,15 @@ import RoomcastCore
 /// user with the same badge, realtime and push behaviour as Roomcast's own notifications.
 ///
 /// Authenticated by the configured service key in `X-Roomcast-Service-Key`, not by a user token;
-/// without a configured key the endpoint answers 404.
+/// without a configured key the endpoint answers 404, and the node's OpenAPI document leaves it
+/// out (``OpenAPIRoutes``).
 struct InternalNotificationRoutes {
     static let keyHeader = HTTPField.Name("X-Roomcast-Service-Key")!
+    static let path = "/api/internal/notifications"
+    /// The operation's tag and security scheme in the OpenAPI document (left out with the
+    /// operation by a node that has no service key).
+    static let tag = "internal"
+    static let securityScheme = "serviceKey"
 
     let notifications: NotificationStore
     let users: UserStore
@@ -35,7 +41,7 @@ struct InternalNotificationRoutes {
     }
 
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
-        router.post("/api/internal/notifications") { request, context in
+        router.post(RouterPath(Self.path)) { request, context in
             guard let serviceKey else {
                 throw RoomcastError(.notFound, "internal notifications are off: set notifications.service_key to enable them")
             }

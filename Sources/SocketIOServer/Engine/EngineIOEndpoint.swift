@@ -32,7 +32,7 @@ final class EngineIOEndpoint: WebSocketEndpoint {
 
     func shouldQuiesce() {
         // Clients reconnect to another node instead of holding this one up.
-        engine?.close(.goingAway, reason: "server shutting down")
+        engine?.drain()
     }
 
     func closed() {
@@ -102,7 +102,9 @@ final class EngineIOUpgradeEndpoint: WebSocketEndpoint {
     }
 
     func shouldQuiesce() {
-        onEngine { $0.close(.goingAway, reason: "server shutting down") }
+        onEngine { $0.drain() }
+        // A probe that has not upgraded: the drain ends the polling session, not this connection.
+        if !isUpgraded { handler?.close(WebSocketCloseReason(.goingAway, "server shutting down")) }
     }
 
     func closed() {

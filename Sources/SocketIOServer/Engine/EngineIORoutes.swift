@@ -44,7 +44,11 @@ struct EngineIORoutes {
             entry = existing
             polled = poll
         } else {
-            entry = try await server.sessions.open(for: server, opening: EngineIOOpening(request: engineRequest, headers: request.headers))
+            do {
+                entry = try await server.sessions.open(for: server, opening: EngineIOOpening(request: engineRequest, headers: request.headers))
+            } catch is PollingSessions.Draining {
+                return Self.draining()
+            }
             polled = entry.session.poll()
         }
         do {
@@ -55,7 +59,9 @@ struct EngineIORoutes {
             engine.eventLoop.execute { engine.value.close(.policyViolation, reason: "overlapping polls") }
             return Self.refused(.badRequest)
         } catch {
-            return Self.refused(.badRequest)
+            // A drain ended the session under this poll: an HTTP error, which every client
+            // takes as a lost transport and reconnects after (see ``EngineIOSession/drain()``).
+            return server.sessions.isDraining ? Self.draining() : Self.refused(.badRequest)
         }
     }
 
@@ -93,6 +99,14 @@ struct EngineIORoutes {
 
     private static func text(_ body: ByteBuffer) -> Response {
         Response(status: .ok, headers: [.contentType: "text/plain; charset=UTF-8"], body: .init(byteBuffer: body))
+    }
+
+    /// The server is shutting down: 503, for a handshake and for a poll its drain ended.
+    private static func draining() -> Response {
+        Response(
+            status: .serviceUnavailable, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: #"{"message":"Server shutting down"}"#))
+        )
     }
 
     private static func refused(_ refusal: EngineIORequest.Refusal) -> Response {

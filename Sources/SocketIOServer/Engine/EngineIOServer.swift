@@ -8,7 +8,9 @@ public import WebSocketServer
 ///
 /// Its polling routes go on a Hummingbird router (``registerPolling(on:)``), its WebSocket
 /// upgrades through ``webSocketRoute(_:)`` in `WebSocketServerChannel`'s route. As a service it
-/// drains on shutdown: polling sessions are closed so their clients reconnect elsewhere.
+/// drains on shutdown: every session it holds is ended as a lost transport (never with a close
+/// packet, after which some clients do not reconnect), so that its client reconnects elsewhere,
+/// and handshakes are refused with 503.
 public final class EngineIOServer: Service, Sendable {
     /// The path it serves, such as `/socket.io` (with or without a trailing slash).
     public let path: String
@@ -53,9 +55,11 @@ public final class EngineIOServer: Service, Sendable {
         EngineIORoutes(server: self).register(on: router)
     }
 
-    /// Waits for the graceful shutdown, then closes every session still polling.
+    /// Waits for the graceful shutdown, then drains every session that started with polling
+    /// (those that upgraded close their WebSocket with 1001); sessions that started on a
+    /// WebSocket are drained by their connection's quiesce.
     public func run() async {
         try? await gracefulShutdown()
-        sessions.closeAll()
+        sessions.drainAll()
     }
 }

@@ -95,6 +95,17 @@ public final class EngineIOSession {
         if isPolling { end() }
     }
 
+    /// The server is going away (a drain). A client must take this as a lost transport, not as
+    /// a goodbye: Engine.IO's close packet (or Socket.IO's DISCONNECT) tells python-socketio that
+    /// the server ended the session on purpose, and it does not reconnect, while every client
+    /// reconnects after a transport error. So a WebSocket closes with 1001 and no close packet,
+    /// and a polling session ends here: its pending poll fails, answered with an HTTP error
+    /// status (``EngineIORoutes``), and any later request of it finds no session.
+    public func drain() {
+        guard isPolling else { return close(.goingAway, reason: "server shutting down") }
+        end()
+    }
+
     /// The transport is gone: tells the handler, once.
     public func end() {
         guard !hasEnded else { return }

@@ -14,10 +14,24 @@ final class PollingSessions: Sendable {
         let engine: NIOLoopBound<EngineIOSession>
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    /// A handshake refused because the server is draining.
+    struct Draining: Error {}
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Set by ``drainAll()``: no session starts any more.
+        var isDraining = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Whether the server is draining (its sessions were sent away, and no new one starts).
+    var isDraining: Bool { state.withLock { $0.isDraining } }
 
     /// Starts a session for `server` (its open packet waits for the first poll) on one of NIO's loops.
+    /// - Throws: ``Draining`` once the server drains.
     func open(for server: EngineIOServer, opening: EngineIOOpening) async throws -> Entry {
+        guard !isDraining else { throw Draining() }
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let session = SocketSession(
             id: server.application.makeSessionID(), pollingOn: loop, maxQueuedBytes: server.settings.pollingQueueBytes, gauges: server.gauges
@@ -27,25 +41,40 @@ final class PollingSessions: Sendable {
             let engine = EngineIOSession(
                 session: session, handler: handler, settings: server.settings, wheel: server.wheels.wheel(on: loop), loop: loop,
                 upgrades: ["websocket"],
-                onEnd: { [self] in entries.withLock { _ = $0.removeValue(forKey: session.id) } }
+                onEnd: { [self] in state.withLock { _ = $0.entries.removeValue(forKey: session.id) } }
             )
             let entry = Entry(session: session, engine: NIOLoopBound(engine, eventLoop: loop))
-            entries.withLock { $0[session.id] = entry }
+            // Under the lock that ``drainAll()`` sets the flag under: a session either is in the
+            // entries it drains or is never added.
+            let admitted = state.withLock { state in
+                guard !state.isDraining else { return false }
+                state.entries[session.id] = entry
+                return true
+            }
+            guard admitted else {
+                engine.end()
+                throw Draining()
+            }
             return entry
         }.get()
     }
 
     /// The session with this id, if this server holds it.
     func entry(_ sid: String) -> Entry? {
-        entries.withLock { $0[sid] }
+        state.withLock { $0.entries[sid] }
     }
 
-    /// Closes every session still polling: each pending poll is answered with Engine.IO's close
-    /// packet, so clients reconnect elsewhere instead of holding a drain up until their next ping.
-    func closeAll() {
-        for entry in entries.withLock({ Array($0.values) }) {
+    /// Sends every session away as a lost transport (``EngineIOSession/drain()``), so clients
+    /// reconnect elsewhere at once instead of holding a drain up until their next ping; from
+    /// here on no session starts.
+    func drainAll() {
+        let entries = state.withLock { state in
+            state.isDraining = true
+            return Array(state.entries.values)
+        }
+        for entry in entries {
             let engine = entry.engine
-            engine.eventLoop.execute { engine.value.close(.goingAway, reason: "server shutting down") }
+            engine.eventLoop.execute { engine.value.drain() }
         }
     }
 }
