@@ -19,6 +19,10 @@ let package = Package(
         // never slows this one: another package can only import products.
         .library(name: "SocketIO", targets: ["SocketIO"]),
         .library(name: "RoomcastServer", targets: ["RoomcastServer"]),
+        // A Socket.IO v5 server library for any application (Examples/Chat is one, the gateway
+        // another), and the WebSocket server its public API names.
+        .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
+        .library(name: "WebSocketServer", targets: ["WebSocketServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -57,6 +61,9 @@ let package = Package(
                 "CHiredis",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // TLS to Redis (`rediss://`): the handler, and its handshake event.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -168,9 +175,9 @@ let package = Package(
 
         // MARK: Socket.IO server
 
-        /// Engine.IO v4 served over long-polling and WebSocket: sessions, upgrades, heartbeats and
-        /// the reference server's close rules, for any application (the gateway is one, the
-        /// conformance server another). Knows nothing of rooms, Redis or tokens.
+        /// A Socket.IO v5 server over Engine.IO v4 (long-polling and WebSocket): namespaces, event
+        /// handlers, rooms and broadcasts through an adapter, acks both ways, for any application
+        /// (the gateway is one, the conformance server and Examples/Chat others).
         .target(
             name: "SocketIOServer",
             dependencies: [
@@ -178,6 +185,7 @@ let package = Package(
                 "WebSocketServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -13,14 +13,25 @@ import Synchronization
 /// two subscribers on its channel (the two nodes).
 ///
 /// Usage: RedisScriptsBenchmark <redis-url> [operations per measurement]
+///        RedisScriptsBenchmark ack <redis-url of a master with a replica> [operations] (``AckLatency``)
 @main
 struct RedisScriptsBenchmark {
     static let inFlightCounts = [1, 64]
 
     static func main() async throws {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "ack", arguments.count > 1 {
+            arguments.removeFirst()
+            do {
+                try await AckLatency.run(url: arguments[0], operations: arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000)
+            } catch {
+                print("ack latency: \(error)")
+                exit(1)
+            }
+            return
+        }
         guard let url = arguments.first else {
-            print("usage: RedisScriptsBenchmark <redis-url> [operations]")
+            print("usage: RedisScriptsBenchmark <redis-url> [operations] | RedisScriptsBenchmark ack <redis-url> [operations]")
             exit(2)
         }
         let operations = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000

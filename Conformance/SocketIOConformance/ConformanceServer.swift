@@ -5,14 +5,14 @@ import NIOCore
 import NIOWebSocket
 import SocketIO
 import SocketIOServer
-import Synchronization
 import WebSocketServer
 
 /// The test server of the official Engine.IO v4 and Socket.IO v5 protocol suites
 /// (socketio/socket.io `docs/engine.io-protocol/v4-test-suite`, `docs/socket.io-protocol/v5-test-suite`),
-/// on the `SocketIOServer` library: an Engine.IO echo at `/engine.io/`, and at `/socket.io/` the
-/// Socket.IO server the v5 suite's document describes, with the suites' timings. Never part of
-/// `roomcast`; `scripts/conformance.sh` runs it and the port of the suites against it.
+/// on the `SocketIOServer` library's public API: an Engine.IO echo at `/engine.io/`, and at
+/// `/socket.io/` the Socket.IO server the v5 suite's document describes, with the suites'
+/// timings. Never part of `roomcast`; `scripts/conformance.sh` runs it and the port of the
+/// suites against it.
 ///
 ///     roomcast-conformance [--host 127.0.0.1] [--port 3000]
 ///
@@ -43,14 +43,19 @@ struct ConformanceServer {
         var logger = Logger(label: "conformance")
         logger.logLevel = .warning
 
-        let engineIO = EngineIOServer(path: "/engine.io", settings: settings, application: EchoApplication())
-        let socketIO = EngineIOServer(path: "/socket.io", settings: settings, socketIO: SocketIOSettings(), application: SuiteApplication())
+        // No Socket.IO above the echo: no CONNECT to wait for.
+        var echoSettings = settings
+        echoSettings.connectTimeout = nil
+        let engineIO = EngineIOServer(path: "/engine.io", settings: echoSettings, application: EchoApplication())
+        let socketIO = SocketServer(configuration: .init(path: "/socket.io", engineIO: settings))
+        for name in ["/", "/custom"] { serveSuiteNamespace(socketIO.namespace(name)) }
+
         let router = Router()
         engineIO.registerPolling(on: router)
-        socketIO.registerPolling(on: router)
-        let limits = WebSocketLimits(maxMessageSize: settings.maxPayload, maxQueuedBytes: settings.pollingQueueBytes, compression: .init(isEnabled: false, thresholdBytes: 0))
+        socketIO.engine.registerPolling(on: router)
+        let limits = WebSocketLimits(maxMessageSize: settings.maxPayload, maxQueuedBytes: settings.pollingQueueBytes)
         let server = WebSocketServerChannel.builder(limits: limits) { head in
-            engineIO.webSocketRoute(head) ?? socketIO.webSocketRoute(head)
+            engineIO.webSocketRoute(head) ?? socketIO.engine.webSocketRoute(head)
         }
         let address = host
         var app = Application(
@@ -67,6 +72,28 @@ struct ConformanceServer {
         try await app.runService()
     }
 
+    /// The suite's Socket.IO namespace: on connect, `auth` with the handshake's auth payload;
+    /// `message` echoed as `message-back`, `message-with-ack` answered with its arguments, binary
+    /// attachments included. Everything is answered as it arrives: no task.
+    static func serveSuiteNamespace(_ namespace: SocketIONamespace<Void>) {
+        namespace.onConnect { socket, request in
+            // Sent after the CONNECT answer, as a socket sends nothing before it.
+            socket.emit("auth", arguments: SocketIOArguments(json: [request.auth ?? ByteBuffer(string: "{}")]))
+            return .accept
+        }
+        namespace.onAnyEvent { socket, _, event in
+            switch event.name {
+            case "message":
+                socket.emit("message-back", arguments: event.arguments)
+            case "message-with-ack":
+                if let id = event.ackID { socket.ack(id, with: event.arguments) }
+            default:
+                break
+            }
+            return .handled
+        }
+    }
+
     private static func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data("roomcast-conformance: \(message)\n".utf8))
         exit(64)
@@ -79,17 +106,15 @@ struct EchoApplication: EngineIOApplication {
         RandomID.make()
     }
 
-    func handler(for session: SocketSession, opening: EngineIOOpening) -> any EngineIOSessionHandler {
-        // No Socket.IO above it: no CONNECT to wait for.
-        session.hasConnected.store(true, ordering: .relaxed)
-        return EchoHandler(session: session)
+    func handler(for session: EngineIOConnection, opening: EngineIOOpening) -> any EngineIOSessionHandler {
+        EchoHandler(session: session)
     }
 }
 
 final class EchoHandler: EngineIOSessionHandler {
-    private let session: SocketSession
+    private let session: EngineIOConnection
 
-    init(session: SocketSession) {
+    init(session: EngineIOConnection) {
         self.session = session
     }
 
@@ -101,55 +126,4 @@ final class EchoHandler: EngineIOSessionHandler {
         case .ended: break
         }
     }
-}
-
-/// The suite's Socket.IO server: namespaces `/` and `/custom`; on connect, `auth` with the
-/// handshake's auth payload; `message` echoed as `message-back`, `message-with-ack` answered with
-/// its arguments, binary attachments included.
-struct SuiteApplication: SocketIOApplication {
-    func makeSessionID() -> String {
-        RandomID.make()
-    }
-
-    func serves(namespace: String) -> Bool {
-        namespace == "/" || namespace == "/custom"
-    }
-
-    func handler(for session: SocketSession, opening: EngineIOOpening) -> any SocketIOHandler {
-        SuiteHandler(session: session)
-    }
-}
-
-final class SuiteHandler: SocketIOHandler {
-    private let session: SocketSession
-
-    init(session: SocketSession) {
-        self.session = session
-    }
-
-    func connect(namespace: String, auth: ByteBuffer?) async -> Bool {
-        session.send(SocketIOFrame.connect(sid: RandomID.make(), namespace: namespace))
-        session.send(SocketIOFrame.event(name: "auth", arguments: [auth ?? ByteBuffer(string: "{}")], namespace: namespace))
-        return true
-    }
-
-    func event(_ event: SocketIOEvent) async {
-        switch event.name {
-        case "message":
-            let packet = SocketIOFrame.event(
-                name: "message-back", arguments: event.arguments, namespace: event.namespace, attachments: event.attachments?.count
-            )
-            session.send(packet, attachments: event.attachments ?? [])
-        case "message-with-ack":
-            guard let id = event.ackId else { return }
-            let packet = SocketIOFrame.ack(id: id, arguments: event.arguments, namespace: event.namespace, attachments: event.attachments?.count)
-            session.send(packet, attachments: event.attachments ?? [])
-        default:
-            break
-        }
-    }
-
-    func disconnect(namespace: String) async {}
-
-    func closed() async {}
 }

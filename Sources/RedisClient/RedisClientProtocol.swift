@@ -38,7 +38,13 @@ public protocol RedisClientProtocol: Service, Sendable {
     /// cluster, the one that answered, an `ASK` target included), and runs the call again.
     ///
     /// Every call of a function that changes state goes through here.
-    func call(_ call: RedisFunctionCall, timeout: Duration?) async throws(RedisError) -> RedisReply
+    /// - Parameter durability: what the reply waits for besides the master's: for a change a
+    ///   client is told is done, ``RedisConfiguration/writeDurability`` (the deployment's choice);
+    ///   ``RedisWriteDurability/master`` otherwise. `WAIT` follows the call in the same write, on
+    ///   the connection of the master that ran it.
+    /// - Throws: ``RedisError/Code/notReplicated`` when the function ran but fewer replicas than
+    ///   `durability` asks confirmed it in time.
+    func call(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply
 
     /// Loads a function library (`FUNCTION LOAD REPLACE`) on every server that may run its
     /// functions, failing early on a Lua error.
@@ -69,9 +75,20 @@ extension RedisClientProtocol {
         try await pipeline(commands, timeout: nil)
     }
 
-    /// Runs a library function within the configured timeout.
+    /// Runs a library function within the configured timeout; its reply is the master's
+    /// (``RedisWriteDurability/master``).
     public func call(_ call: RedisFunctionCall) async throws(RedisError) -> RedisReply {
-        try await self.call(call, timeout: nil)
+        try await self.call(call, timeout: nil, durability: .master)
+    }
+
+    /// Runs a library function; its reply is the master's (``RedisWriteDurability/master``).
+    public func call(_ call: RedisFunctionCall, timeout: Duration?) async throws(RedisError) -> RedisReply {
+        try await self.call(call, timeout: timeout, durability: .master)
+    }
+
+    /// Runs a library function within the configured timeout, its reply waiting for `durability`.
+    public func call(_ call: RedisFunctionCall, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
+        try await self.call(call, timeout: nil, durability: durability)
     }
 
     /// `PING`: true when Redis answered in time.
@@ -101,17 +118,24 @@ extension RedisConfiguration {
 protocol RedisCommandRunner: Sendable {
     var configuration: RedisConfiguration { get }
     var metrics: RedisCommandMetrics { get }
-    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply
+    /// Sends `command` where its keys live, followed by `WAIT` on the same connection when
+    /// `durability` asks for replicas.
+    func sendUnmeasured(_ command: RedisCommand, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply
     /// `commands` is never empty.
     func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply]
     /// Runs a function call where its keys live, loading its library on the server that said it
-    /// lacks it (``RedisClientProtocol/call(_:timeout:)``).
-    func callUnmeasured(_ call: RedisFunctionCall, deadline: NIODeadline) async throws(RedisError) -> RedisReply
+    /// lacks it, `WAIT` after it on the same connection when `durability` asks for replicas
+    /// (``RedisClientProtocol/call(_:timeout:durability:)``).
+    func callUnmeasured(_ call: RedisFunctionCall, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply
 }
 
 extension RedisCommandRunner {
     func deadline(_ timeout: Duration?) -> NIODeadline {
         .now() + TimeAmount(timeout ?? configuration.commandTimeout)
+    }
+
+    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await sendUnmeasured(command, durability: .master, deadline: deadline)
     }
 
     /// ``RedisClientProtocol/send(_:timeout:)``, measured under the command's name.
@@ -144,14 +168,14 @@ extension RedisCommandRunner {
         }
     }
 
-    /// ``RedisClientProtocol/call(_:timeout:)``, measured as one command named after the function,
-    /// a reload included: a server that lacked the library and loaded it is not a failure the
-    /// caller sees.
-    func measuredCall(_ call: RedisFunctionCall, timeout: Duration?) async throws(RedisError) -> RedisReply {
+    /// ``RedisClientProtocol/call(_:timeout:durability:)``, measured as one command named after
+    /// the function, a reload included: a server that lacked the library and loaded it is not a
+    /// failure the caller sees.
+    func measuredCall(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
         let instruments = metrics.instruments(for: call.function)
         let start = NIODeadline.now()
         do {
-            let reply = try await callUnmeasured(call, deadline: deadline(timeout))
+            let reply = try await callUnmeasured(call, durability: durability, deadline: deadline(timeout))
             instruments.succeeded(since: start)
             return reply
         } catch {

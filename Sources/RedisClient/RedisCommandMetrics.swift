@@ -13,7 +13,7 @@ import Synchronization
 /// Both after ``RedisConfiguration/metricsPrefix``.
 ///
 /// `command` is the command word in lower case (`get`, `publish`), a library function's name for
-/// ``RedisClientProtocol/call(_:timeout:)`` (`element_create`), and for a pipeline the
+/// ``RedisClientProtocol/call(_:timeout:durability:)`` (`element_create`), and for a pipeline the
 /// word its commands share or `pipeline`. Past ``maximumNames`` distinct names, others count as
 /// `other`, so a caller sending arbitrary words cannot grow the label set without bound.
 final class RedisCommandMetrics: Sendable {

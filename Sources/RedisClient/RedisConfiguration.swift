@@ -12,8 +12,13 @@ public struct RedisConfiguration: Sendable {
 
     /// The server and credentials; in cluster mode, the first seed.
     public var endpoint: RedisEndpoint
-    /// Standalone (`redis://`) or cluster (`redis-cluster://`).
+    /// Standalone (`redis://`, `rediss://`) or cluster (`redis-cluster://`, `rediss-cluster://`).
     public var mode: Mode = .standalone
+    /// TLS for every connection (`rediss://`, `rediss-cluster://`); `nil`: plain TCP.
+    public var tls: RedisTLS?
+    /// How sure the reply of a state-changing script is that the change survives its master's
+    /// loss, unless a call asks otherwise (``RedisClientProtocol/call(_:timeout:durability:)``).
+    public var writeDurability: RedisWriteDurability = .master
     /// Connections the client keeps open; commands are pipelined over all of them.
     public var poolSize: Int = 2
     /// Limit for establishing a TCP connection and its handshake.
@@ -43,11 +48,20 @@ public struct RedisConfiguration: Sendable {
 
     /// Creates a configuration from a `redis://` URL (one server) or a
     /// `redis-cluster://[[user]:password@]host:port,host:port` URL (a cluster, through seeds).
+    ///
+    /// `rediss://` and `rediss-cluster://` are the same over TLS, checking the servers'
+    /// certificates against the system's trust store; set ``tls`` for a CA file of your own, a
+    /// client certificate or a server name.
     public init(url: String) throws(RedisError) {
-        if url.hasPrefix(Self.clusterScheme) {
-            self.init(clusterSeeds: try Self.clusterSeeds(url: url))
-        } else {
-            self.init(endpoint: try RedisEndpoint(url: url))
+        let (scheme, rest) = try Self.scheme(of: url)
+        switch scheme {
+        case .cluster, .tlsCluster:
+            self.init(clusterSeeds: try Self.clusterSeeds(url: url, afterScheme: rest))
+        case .plain, .tls:
+            self.init(endpoint: try RedisEndpoint(url: "redis://" + rest, reportedAs: url))
+        }
+        if scheme == .tls || scheme == .tlsCluster {
+            tls = try RedisTLS()
         }
     }
 
@@ -57,15 +71,32 @@ public struct RedisConfiguration: Sendable {
         return false
     }
 
-    static let clusterScheme = "redis-cluster://"
+    /// The URL schemes, one server or a cluster, over TCP or TLS.
+    enum Scheme: String, CaseIterable {
+        case plain = "redis://"
+        case tls = "rediss://"
+        case cluster = "redis-cluster://"
+        case tlsCluster = "rediss-cluster://"
+    }
+
+    /// The URL's scheme and what follows it.
+    static func scheme(of url: String) throws(RedisError) -> (Scheme, Substring) {
+        guard let scheme = Scheme.allCases.first(where: { url.hasPrefix($0.rawValue) }) else {
+            throw RedisError(
+                .invalidURL,
+                "invalid Redis URL '\(RedisEndpoint.redacted(url))': expected redis://, rediss://, redis-cluster:// or rediss-cluster://"
+            )
+        }
+        return (scheme, url.dropFirst(scheme.rawValue.count))
+    }
 
     /// Parses the seeds of a `redis-cluster://` URL: credentials (if any) apply to every host;
     /// a cluster has only database 0.
-    static func clusterSeeds(url: String) throws(RedisError) -> [RedisEndpoint] {
+    static func clusterSeeds(url: String, afterScheme: Substring) throws(RedisError) -> [RedisEndpoint] {
         func invalid(_ why: String) -> RedisError {
             RedisError(.invalidURL, "invalid Redis URL '\(RedisEndpoint.redacted(url))': \(why)")
         }
-        var rest = Substring(url.dropFirst(clusterScheme.count))
+        var rest = afterScheme
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         var credentials = ""
         if let at = rest.lastIndex(of: "@") {
@@ -75,7 +106,7 @@ public struct RedisConfiguration: Sendable {
         guard !rest.contains("/") else { throw invalid("a cluster has only database 0: no /db") }
         let hosts = rest.split(separator: ",", omittingEmptySubsequences: false)
         guard !rest.isEmpty, hosts.allSatisfy({ !$0.isEmpty }) else {
-            throw invalid("expected redis-cluster://host:port,host:port")
+            throw invalid("expected redis-cluster://host:port,host:port (or rediss-cluster:// for TLS)")
         }
         var seeds: [RedisEndpoint] = []
         for host in hosts {

@@ -1,5 +1,6 @@
 public import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// One TCP connection to Redis, shared by any number of concurrent callers.
 ///
@@ -29,35 +30,66 @@ public final class RedisConnection: Sendable {
         onPush: (@Sendable (RedisPubSubMessage) -> Void)? = nil
     ) async throws(RedisError) -> RedisConnection {
         let endpoint = configuration.endpoint
+        let tls = configuration.tls
         let connection: RedisConnection
+        let secured: EventLoopFuture<Void>?
         do {
-            connection = try await ClientBootstrap(group: eventLoop)
+            (connection, secured) = try await ClientBootstrap(group: eventLoop)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelOption(.socketOption(.so_keepalive), value: 1)
                 .connectTimeout(TimeAmount(configuration.connectTimeout))
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        var secured: EventLoopFuture<Void>?
+                        if let tls {
+                            let promise = channel.eventLoop.makePromise(of: Void.self)
+                            secured = promise.futureResult
+                            do {
+                                try pipeline.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname(for: endpoint.host)))
+                                try pipeline.addHandler(
+                                    RedisTLSHandshakeHandler(
+                                        endpoint: endpoint, tls: tls, deadline: .now() + TimeAmount(configuration.connectTimeout), promise: promise
+                                    )
+                                )
+                            } catch {
+                                promise.fail(error)
+                                throw error
+                            }
+                        }
                         let handler = RedisChannelHandler(
                             allocator: channel.allocator,
                             endpointDescription: endpoint.description,
                             onPush: onPush
                         )
-                        try channel.pipeline.syncOperations.addHandler(handler)
-                        return RedisConnection(
+                        try pipeline.addHandler(handler)
+                        let connection = RedisConnection(
                             endpoint: endpoint,
                             channel: channel,
                             handler: NIOLoopBound(handler, eventLoop: channel.eventLoop)
                         )
+                        return (connection, secured)
                     }
                 }
         } catch {
             throw RedisError(.connectionFailed, "cannot connect to \(endpoint)", underlying: error)
         }
+        if let secured {
+            do {
+                try await secured.redisResult()
+            } catch {
+                await connection.close()
+                throw error
+            }
+        }
         do {
             try await connection.handshake(configuration)
         } catch {
             await connection.close()
-            throw RedisError(.connectionFailed, "\(endpoint) refused the handshake: \(error.message)", underlying: error)
+            // A server that refuses our certificate says so after the handshake (TLS 1.3): at the
+            // first reply.
+            let reason = tls.flatMap { tls in error.underlying.map { tls.explain($0, endpoint: endpoint) } }
+            throw RedisError(.connectionFailed, reason ?? "\(endpoint) refused the handshake: \(error.message)", underlying: error)
         }
         return connection
     }
@@ -76,6 +108,11 @@ public final class RedisConnection: Sendable {
         }
         if let name = configuration.clientName {
             commands.append(RedisCommand("CLIENT", "SETNAME", name))
+        }
+        // Over TLS, one round trip at least: a server refusing the client's certificate answers
+        // the first request with an alert, and that must fail the connect, not a caller's command.
+        if commands.isEmpty, configuration.tls != nil {
+            commands.append(RedisCommand("PING"))
         }
         guard !commands.isEmpty else { return }
         let deadline = NIODeadline.now() + TimeAmount(configuration.connectTimeout)
@@ -101,6 +138,33 @@ public final class RedisConnection: Sendable {
         submit(RedisRequest(name: command.name, bytes: command.encoded, replyCount: 1, deadline: deadline, completion: .single(promise)))
         let reply = try await promise.futureResult.redisResult()
         if case .error(let message) = reply { throw RedisError(.reply, message) }
+        return reply
+    }
+
+    /// Sends one command, after `ASKING` when `asking` (a cluster's redirection during a slot's
+    /// migration), and followed by `WAIT` when `durability` asks replicas to confirm it: all in
+    /// one write, on this connection, so that `WAIT` covers this very write.
+    /// - Throws: ``RedisError/Code/reply`` for the command's error reply;
+    ///   ``RedisError/Code/notReplicated`` when fewer replicas than asked confirmed it in time.
+    func send(_ command: RedisCommand, asking: Bool, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        let wait = durability.waitArguments
+        guard asking || wait != nil else { return try await send(command, deadline: deadline) }
+        var commands = asking ? [RedisCommand("ASKING"), command] : [command]
+        if let wait { commands.append(RedisCommand("WAIT", wait.replicas, wait.milliseconds)) }
+        let replies = try await pipeline(commands, deadline: deadline)
+        let reply = replies[asking ? 1 : 0]
+        if case .error(let message) = reply { throw RedisError(.reply, message) }
+        if let wait {
+            guard case .integer(let confirmed) = replies[replies.count - 1] else {
+                throw .unexpected(replies[replies.count - 1], expected: "WAIT's count of replicas")
+            }
+            guard confirmed >= wait.replicas else {
+                throw RedisError(
+                    .notReplicated,
+                    "\(endpoint) applied \(command.name), but \(confirmed) of the \(wait.replicas) replicas asked for confirmed it within \(wait.milliseconds) ms"
+                )
+            }
+        }
         return reply
     }
 

@@ -24,8 +24,13 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     ///
     /// User and password may be percent-encoded; an IPv6 host is written in brackets.
     public init(url: String) throws(RedisError) {
+        try self.init(url: url, reportedAs: url)
+    }
+
+    /// Parses the `redis://` form of a URL; errors show `original`, the URL as it was given.
+    init(url: String, reportedAs original: String) throws(RedisError) {
         func invalid(_ why: String) -> RedisError {
-            RedisError(.invalidURL, "invalid Redis URL '\(Self.redacted(url))': \(why)")
+            RedisError(.invalidURL, "invalid Redis URL '\(Self.redacted(original))': \(why)")
         }
         guard url.hasPrefix("redis://") else { throw invalid("expected redis://host:port") }
         var rest = Substring(url.dropFirst("redis://".count))
@@ -88,7 +93,7 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The URL with its credentials masked, safe for logs and errors.
     static func redacted(_ url: String) -> String {
         guard let at = url.lastIndex(of: "@") else { return url }
-        let scheme = url.hasPrefix(RedisConfiguration.clusterScheme) ? RedisConfiguration.clusterScheme : "redis://"
+        let scheme = RedisConfiguration.Scheme.allCases.first { url.hasPrefix($0.rawValue) }?.rawValue ?? ""
         return scheme + "***" + String(url[at...])
     }
 

@@ -7,7 +7,8 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case reply, timeout, connectionClosed, connectionFailed, unexpectedReply
-            case protocolError, invalidURL, clientShutdown, crossSlot
+            case protocolError, invalidURL, invalidConfiguration, clientShutdown, crossSlot
+            case notReplicated
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -26,10 +27,16 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         public static let protocolError = Code(.protocolError)
         /// A `redis://` URL could not be understood.
         public static let invalidURL = Code(.invalidURL)
+        /// Settings other than the URL could not be used (a TLS file missing or unreadable).
+        public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The client was shut down.
         public static let clientShutdown = Code(.clientShutdown)
         /// In cluster mode, a command's (or function call's) keys hash to more than one slot; it was not sent.
         public static let crossSlot = Code(.crossSlot)
+        /// A write asked to reach replicas (``RedisWriteDurability/replicas(_:timeout:)``) was
+        /// applied by the master, but fewer replicas than asked confirmed it in time: it may be
+        /// lost if the master fails now.
+        public static let notReplicated = Code(.notReplicated)
 
         public var description: String { base.rawValue }
     }

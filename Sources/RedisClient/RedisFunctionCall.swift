@@ -1,8 +1,8 @@
 /// One call of a library function, encoded once: `FCALL <name> <numkeys> <key…> <argument…>`, or
 /// `FCALL_RO` for a function that only reads (registered `no-writes`).
 ///
-/// ``RedisClientProtocol/call(_:timeout:)`` runs it where its keys live; a server that does not
-/// have the library (`ERR Function not found`) has it loaded and runs the call again.
+/// ``RedisClientProtocol/call(_:timeout:durability:)`` runs it where its keys live; a server that
+/// does not have the library (`ERR Function not found`) has it loaded and runs the call again.
 public struct RedisFunctionCall: Sendable {
     /// The function's name without its library's version: metrics and logs use it.
     public let function: String

@@ -94,6 +94,21 @@ public enum SocketIOFrame: Sendable {
         }
     }
 
+    /// `44{"message":"…","data":<data>}`: refuses a namespace connection with `data`, one JSON
+    /// value, for the client's error; `data` is omitted when nil.
+    public static func connectError(message: String, data: ByteBuffer?, namespace: String = "/") -> ByteBuffer {
+        let capacity = 40 + message.utf8.count + (data?.readableBytes ?? 0)
+        return self.frame(.connectError, namespace: namespace, ackId: nil, capacity: capacity) {
+            $0.writeStaticString("{\"message\":")
+            JSONEscaper.writeQuoted(message, into: &$0)
+            if let data {
+                $0.writeStaticString(",\"data\":")
+                $0.writeImmutableBuffer(data)
+            }
+            $0.writeInteger(UInt8(ascii: "}"))
+        }
+    }
+
     /// `41`: tells the client it was removed from the namespace.
     public static func disconnect(namespace: String = "/") -> ByteBuffer {
         self.frame(.disconnect, namespace: namespace, ackId: nil, capacity: 0) { _ in }

@@ -24,6 +24,20 @@ public struct OutboundBudget: Sendable {
         return true
     }
 
+    /// Counts `byteCount` bytes as one frame; false when they would take the total past the
+    /// limit (they are not counted).
+    public mutating func take(byteCount: Int) -> Bool {
+        let cost = byteCount + Self.perFrameBytes
+        guard used + cost <= limit else { return false }
+        used += cost
+        return true
+    }
+
+    /// Returns what ``take(byteCount:)`` counted.
+    public mutating func give(backByteCount byteCount: Int) {
+        used = max(0, used - byteCount - Self.perFrameBytes)
+    }
+
     /// Returns `frame`'s bytes (it was sent).
     public mutating func give(back frame: ByteBuffer) {
         used = max(0, used - frame.readableBytes - Self.perFrameBytes)

@@ -21,7 +21,7 @@ struct InspectOptions: ParsableArguments {
         text: (Report) -> String
     ) async throws {
         let settings = try await source.load()
-        var configuration = settings.redis
+        var configuration = try settings.redisClientConfiguration()
         configuration.clientName = "roomcast-inspect"
         // Reconnect warnings would only repeat what the failure below says.
         let client = configuration.makeClient(logger: Logger(label: "redis") { _ in SwiftLogNoOpLogHandler() })

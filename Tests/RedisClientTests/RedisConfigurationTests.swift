@@ -55,6 +55,31 @@ struct RedisConfigurationTests {
         #expect(error?.message.contains("redis-cluster://***@") == true)
     }
 
+    @Test("rediss:// and rediss-cluster:// are the same over TLS (the system's trust store until told otherwise)")
+    func tls() throws {
+        let node = try RedisConfiguration(url: "rediss://user:pw@cache.example:6380/1")
+        #expect(node.mode == .standalone && node.tls != nil)
+        #expect(node.endpoint == RedisEndpoint(host: "cache.example", port: 6380, username: "user", password: "pw", database: 1))
+        #expect(node.tls?.caFile == nil && node.tls?.serverName == nil)
+        let cluster = try RedisConfiguration(url: "rediss-cluster://:pw@a:7000,b:7001")
+        #expect(cluster.mode == .cluster(seeds: [RedisEndpoint(host: "a", port: 7000, password: "pw"), RedisEndpoint(host: "b", port: 7001, password: "pw")]))
+        #expect(cluster.tls != nil)
+        #expect(try RedisConfiguration(url: "redis://a:1").tls == nil)
+        #expect(try RedisConfiguration(url: "redis-cluster://a:1").tls == nil)
+    }
+
+    @Test("an unknown scheme names the four it takes; a TLS URL's password never shows", arguments: ["http://a:1", "redis+tls://a:1", "rediss-cluster://:hunter2@a:x"])
+    func badScheme(url: String) {
+        let error = #expect(throws: RedisError.self) { try RedisConfiguration(url: url) }
+        #expect(error?.code == .invalidURL)
+        #expect(error.map { !$0.message.contains("hunter2") } == true)
+        if url.hasPrefix("rediss-cluster://") {
+            #expect(error?.message.contains("rediss-cluster://***@") == true, "\(String(describing: error))")
+        } else {
+            #expect(error?.message.contains("rediss-cluster://") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("makeClient gives a redis:// URL a RedisClient and a redis-cluster:// URL a RedisClusterClient")
     func makeClientFollowsTheMode() throws {
         let node = try RedisConfiguration(url: "redis://127.0.0.1:6379").makeClient()

@@ -57,7 +57,14 @@ struct RoomcastErrorRedisTests {
         #expect(!error.message.contains(reply))
     }
 
-    @Test("other client failures are internal", arguments: [RedisError.Code.unexpectedReply, .protocolError, .invalidURL])
+    @Test("a change the master applied but no replica confirmed in time (durable acks) is unavailable, retried with its requestId")
+    func notReplicated() {
+        let error = RoomcastError(RedisError(.notReplicated, "127.0.0.1:7000 applied EVALSHA, but 0 of the 1 replicas asked for confirmed it within 500 ms"))
+        #expect(error.code == .unavailable)
+        #expect(error.message.contains("replica") && error.message.contains("requestId"))
+    }
+
+    @Test("other client failures are internal", arguments: [RedisError.Code.unexpectedReply, .protocolError, .invalidURL, .invalidConfiguration])
     func otherFailures(code: RedisError.Code) {
         #expect(RoomcastError(RedisError(code, "something")).code == .internalError)
     }

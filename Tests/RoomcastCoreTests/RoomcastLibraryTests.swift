@@ -122,6 +122,18 @@ struct RoomcastLibraryTests {
         }
     }
 
+    @Test("the committed changes, whose replies wait for durable acks, are the changes clients are answered about, and no read")
+    func committedChanges() {
+        let committed = Set(RoomcastLibrary.functions.filter { $0.isCommittedChange }.map { $0.name })
+        #expect(
+            committed == [
+                "room_create", "room_rename", "message_send", "element_create", "element_update", "element_transform", "element_front",
+                "element_delete", "room_clear", "reaction_toggle",
+            ]
+        )
+        #expect(RoomcastLibrary.functions.allSatisfy { !($0.isReadOnly && $0.isCommittedChange) })
+    }
+
     @Test("a call is built from its declaration: FCALL or FCALL_RO, the versioned name, the keys and arguments in order")
     func callShape() throws {
         let room = RoomID("r1")!, user = UserID("u1")!

@@ -16,9 +16,12 @@ public actor RedisCluster {
     /// The masters' ports.
     public nonisolated var ports: [Int] { servers.map(\.port) }
 
-    /// `redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>`.
+    /// `redis-cli` options for every node: TLS ones for a TLS cluster, else none.
+    public nonisolated let cliArguments: [String]
+
+    /// `redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>` (`rediss-cluster://` over TLS).
     public nonisolated var url: String {
-        "redis-cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
+        (cliArguments.isEmpty ? "redis-cluster://" : "rediss-cluster://") + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
     }
 
     /// Starts the servers, creates the cluster and waits until every node says `cluster_state:ok`
@@ -26,19 +29,26 @@ public actor RedisCluster {
     /// - Parameters:
     ///   - replicasPerMaster: replicas of each master (`redis-cli --cluster create --cluster-replicas`).
     ///   - arguments: extra `redis-server` options for every server (`--appendonly yes`).
-    public init(masters: Int = 3, replicasPerMaster: Int = 0, arguments: [String] = []) async throws {
+    ///   - tls: TLS only, for clients, the cluster bus and replication alike (`--tls-cluster`,
+    ///     `--tls-replication`): every node shows this certificate and trusts its authority.
+    public init(masters: Int = 3, replicasPerMaster: Int = 0, arguments: [String] = [], tls: RedisServer.TLS? = nil) async throws {
+        let cliTLS = tls?.cliArguments ?? []
+        cliArguments = cliTLS
+        let tlsArguments = tls == nil ? [] : ["--tls-cluster", "yes", "--tls-replication", "yes"]
         var started: [RedisServer] = []
         do {
             for _ in 0..<(masters * (1 + replicasPerMaster)) {
                 started.append(
-                    try await RedisServer(arguments: [
-                        "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-                    ] + arguments)
+                    try await RedisServer(
+                        arguments: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"]
+                            + tlsArguments + arguments,
+                        tls: tls
+                    )
                 )
             }
             let addresses = started.map { "127.0.0.1:\($0.port)" }
             let created = try await Self.cli(
-                ["--cluster", "create"] + addresses + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"]
+                cliTLS + ["--cluster", "create"] + addresses + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"]
             )
             guard created.contains("[OK] All 16384 slots covered") else {
                 throw RedisServerError("redis-cli --cluster create failed: \(created)")
@@ -47,7 +57,7 @@ public actor RedisCluster {
             var masterServers: [RedisServer] = []
             var replicaServers: [RedisServer] = []
             for server in started {
-                let role = try await Self.cli(["-p", "\(server.port)", "ROLE"])
+                let role = try await Self.cli(cliTLS + ["-p", "\(server.port)", "ROLE"])
                 if role.hasPrefix("master") { masterServers.append(server) } else { replicaServers.append(server) }
             }
             self.servers = masterServers
@@ -67,9 +77,9 @@ public actor RedisCluster {
     /// Runs `body` with a fresh cluster, then destroys it whatever happened.
     /// - Parameter replicasPerMaster: replicas of each master (none by default).
     public static func with<Result>(
-        replicasPerMaster: Int = 0, arguments: [String] = [], _ body: (RedisCluster) async throws -> Result
+        replicasPerMaster: Int = 0, arguments: [String] = [], tls: RedisServer.TLS? = nil, _ body: (RedisCluster) async throws -> Result
     ) async throws -> Result {
-        let cluster = try await RedisCluster(replicasPerMaster: replicasPerMaster, arguments: arguments)
+        let cluster = try await RedisCluster(replicasPerMaster: replicasPerMaster, arguments: arguments, tls: tls)
         do {
             let result = try await body(cluster)
             await cluster.destroy()
@@ -87,17 +97,17 @@ public actor RedisCluster {
             var ok = true
             var maps: Set<String> = []
             for port in ports {
-                let info = try await Self.cli(["-p", "\(port)", "CLUSTER", "INFO"])
+                let info = try await cli(port: port, ["CLUSTER", "INFO"])
                 if !info.contains("cluster_state:ok") { ok = false }
-                maps.insert(try await Self.cli(["-p", "\(port)", "CLUSTER", "SLOTS"]))
+                maps.insert(try await cli(port: port, ["CLUSTER", "SLOTS"]))
             }
             for replica in replicas {
-                let replication = try await Self.cli(["-p", "\(replica.port)", "INFO", "replication"])
+                let replication = try await cli(port: replica.port, ["INFO", "replication"])
                 if !replication.contains("master_link_status:up") { ok = false }
             }
             // `redis-cli --cluster check` also requires every node to agree on the configuration.
             if ok && maps.count == 1 {
-                let check = try await Self.cli(["--cluster", "check", "127.0.0.1:\(ports[0])"])
+                let check = try await Self.cli(cliArguments + ["--cluster", "check", "127.0.0.1:\(ports[0])"])
                 if check.contains("[OK] All nodes agree about slots configuration.") && check.contains("[OK] All 16384 slots covered.")
                     && !check.contains("[WARNING]")
                 {
@@ -111,7 +121,7 @@ public actor RedisCluster {
 
     /// `CLUSTER MYID` of the master on `port`.
     public nonisolated func nodeID(port: Int) async throws -> String {
-        try await Self.cli(["-p", "\(port)", "CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try await cli(port: port, ["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The port of the master serving `key`'s slot, as that master itself says: one of the
@@ -126,9 +136,18 @@ public actor RedisCluster {
         throw RedisServerError("no master serves the slot of \(key)")
     }
 
+    /// The replica of `master`, as the replicas' own `INFO replication` says (a replica that does
+    /// not answer is skipped).
+    public nonisolated func replica(of master: RedisServer) async throws -> RedisServer {
+        for replica in replicas where (try? await cli(port: replica.port, ["INFO", "replication"]))?.contains("master_port:\(master.port)") == true {
+            return replica
+        }
+        throw RedisServerError("no replica of the master on port \(master.port)")
+    }
+
     /// The slots the master on `port` owns, as its own `CLUSTER NODES` line says.
     public nonisolated func slots(ofPort port: Int) async throws -> [ClosedRange<Int>] {
-        let nodes = try await Self.cli(["-p", "\(port)", "CLUSTER", "NODES"])
+        let nodes = try await cli(port: port, ["CLUSTER", "NODES"])
         guard let line = nodes.split(separator: "\n").first(where: { $0.split(separator: " ").dropFirst(2).first?.contains("myself") == true }) else {
             throw RedisServerError("no myself line in CLUSTER NODES of \(port)")
         }
@@ -145,7 +164,7 @@ public actor RedisCluster {
     public func reshard(fromPort: Int, toPort: Int, slots: Int) async throws {
         let from = try await nodeID(port: fromPort)
         let to = try await nodeID(port: toPort)
-        let output = try await Self.cli([
+        let output = try await Self.cli(cliArguments + [
             "--cluster", "reshard", "127.0.0.1:\(fromPort)", "--cluster-from", from, "--cluster-to", to,
             "--cluster-slots", "\(slots)", "--cluster-yes",
         ])
@@ -155,7 +174,7 @@ public actor RedisCluster {
 
     /// Runs `redis-cli` with `arguments` against the cluster and returns what it printed.
     public nonisolated func cli(port: Int, _ arguments: [String]) async throws -> String {
-        try await Self.cli(["-p", "\(port)"] + arguments)
+        try await Self.cli(cliArguments + ["-p", "\(port)"] + arguments)
     }
 
     /// Runs `redis-cli` and returns its output (stdout and stderr).

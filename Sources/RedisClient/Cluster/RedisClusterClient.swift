@@ -28,7 +28,8 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         case refresh
     }
 
-    /// Redirections (`MOVED`, `ASK`) and retries (`TRYAGAIN`, `CLUSTERDOWN`) one command may follow.
+    /// Redirections (`MOVED`, `ASK`) one command may follow. Refusals for now (`TRYAGAIN`,
+    /// `CLUSTERDOWN`) are asked again until the command's deadline instead.
     static let maximumRedirections = 5
     /// Refreshes closer together than this are merged.
     static let minimumRefreshInterval: Duration = .milliseconds(100)
@@ -126,8 +127,8 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredPipeline(commands, timeout: timeout)
     }
 
-    public func call(_ call: RedisFunctionCall, timeout: Duration?) async throws(RedisError) -> RedisReply {
-        try await measuredCall(call, timeout: timeout)
+    public func call(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
+        try await measuredCall(call, timeout: timeout, durability: durability)
     }
 
     /// Every master loads the library.
@@ -138,18 +139,22 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
     }
 
     /// Runs a function call on the master of its keys' slot, following redirections; the master
-    /// that answers `ERR Function not found` loads the library itself (``RedisClient/run(_:asking:deadline:)``).
-    func callUnmeasured(_ call: RedisFunctionCall, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+    /// that answers `ERR Function not found` loads the library itself, and `WAIT` follows the call
+    /// on that master's connection when `durability` asks for replicas
+    /// (``RedisClient/run(_:asking:durability:deadline:)``).
+    func callUnmeasured(_ call: RedisFunctionCall, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
         let slot = try call.command.slot()
-        return try await send(call.command, slot: slot, deadline: deadline, redirection: nil) { (client: RedisClient, asking: Bool) async throws(RedisError) -> RedisReply in
-            try await client.run(call, asking: asking, deadline: deadline)
+        return try await send(call.command, slot: slot, deadline: deadline, redirection: nil) {
+            (client: RedisClient, asking: Bool) async throws(RedisError) -> RedisReply in
+            try await client.run(call, asking: asking, durability: durability, deadline: deadline)
         }
     }
 
-    /// Sends one command to the master of its slot, following redirections.
-    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+    /// Sends one command to the master of its slot, following redirections; `WAIT` follows it
+    /// on the same connection (of the master that applied it) when `durability` asks for replicas.
+    func sendUnmeasured(_ command: RedisCommand, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
         let slot = try command.slot()
-        return try await send(command, slot: slot, deadline: deadline, redirection: nil)
+        return try await send(command, slot: slot, durability: durability, deadline: deadline, redirection: nil)
     }
 
     /// Splits a pipeline by master, sends the parts at once and puts the replies back in order.
@@ -186,7 +191,7 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
             guard case .error(let message) = replies[index], Self.isRetryable(message) else { continue }
             let redirection = ClusterRedirection(errorMessage: message, template: configuration.endpoint)
             do {
-                replies[index] = try await send(commands[index], slot: slots[index], deadline: deadline, redirection: redirection)
+                replies[index] = try await send(commands[index], slot: slots[index], durability: .master, deadline: deadline, redirection: redirection)
             } catch where error.code == .reply {
                 replies[index] = .error(error.message)
             }
@@ -210,19 +215,37 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
     }
 
     /// Sends `command` to the master of `slot`, or where `first` redirects it, following
-    /// redirections (`MOVED`, `ASK`) and retrying `TRYAGAIN` and `CLUSTERDOWN`.
-    /// - Parameter perform: sends it on the chosen master, after `ASKING` when told (by default
-    ///   the command itself; a function call loads its library there when missing).
+    /// redirections (`MOVED`, `ASK`) and retrying `TRYAGAIN` and `CLUSTERDOWN`; `WAIT` follows it
+    /// on the same connection when `durability` asks for replicas.
+    private func send(
+        _ command: RedisCommand,
+        slot: HashSlot?,
+        durability: RedisWriteDurability,
+        deadline: NIODeadline,
+        redirection first: ClusterRedirection?
+    ) async throws(RedisError) -> RedisReply {
+        try await send(command, slot: slot, deadline: deadline, redirection: first) {
+            (client: RedisClient, asking: Bool) async throws(RedisError) -> RedisReply in
+            try await client.sendUnmeasured(command, asking: asking, durability: durability, deadline: deadline)
+        }
+    }
+
+    /// Finds the master for `command` (of `slot`, or where `first` redirects it) and has
+    /// `perform` send it there, following redirections (`MOVED`, `ASK`) and retrying `TRYAGAIN`
+    /// and `CLUSTERDOWN`.
+    /// - Parameter perform: sends it on the chosen master, after `ASKING` when told (a function
+    ///   call also loads its library there when missing).
     private func send(
         _ command: RedisCommand,
         slot: HashSlot?,
         deadline: NIODeadline,
         redirection first: ClusterRedirection?,
-        perform: ((RedisClient, _ asking: Bool) async throws(RedisError) -> RedisReply)? = nil
+        perform: (RedisClient, _ asking: Bool) async throws(RedisError) -> RedisReply
     ) async throws(RedisError) -> RedisReply {
         try await waitForTopology(deadline: deadline, for: command.name)
         var redirection = first
-        var attempts = 0
+        var redirections = 0
+        var waits = 0
         while true {
             let client: RedisClient
             var asking = false
@@ -233,18 +256,22 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
                 client = try target(for: slot, name: command.name).client
             }
             do throws(RedisError) {
-                if let perform { return try await perform(client, asking) }
-                return try await client.send(command, asking: asking, deadline: deadline)
-            } catch where error.code == .reply && Self.isRetryable(error.message) && attempts < Self.maximumRedirections {
-                attempts += 1
+                return try await perform(client, asking)
+            } catch where error.code == .reply && Self.isRedirection(error.message) && redirections < Self.maximumRedirections {
+                redirections += 1
                 redirection = ClusterRedirection(errorMessage: error.message, template: configuration.endpoint)
-                if redirection == nil {
-                    // TRYAGAIN (a multi-key command during a migration) or CLUSTERDOWN: wait a little.
-                    if error.message.hasPrefix("CLUSTERDOWN") { requestRefresh() }
-                    let pause = TimeAmount.milliseconds(Int64(20 * attempts))
-                    guard NIODeadline.now() + pause < deadline else { throw error }
-                    try? await Task.sleep(for: .milliseconds(20 * attempts))
-                }
+            } catch where error.code == .reply && Self.isRefusalForNow(error.message) {
+                // Refused before it ran, and only until the cluster is whole again: wait, within
+                // the command's own deadline, for a failover elsewhere to end. Under Redis's default
+                // `cluster-require-full-coverage yes` every master answers CLUSTERDOWN from the
+                // moment one is flagged failing until its replica is promoted; failing there would
+                // refuse the rooms of healthy masters for that moment.
+                waits += 1
+                redirection = nil
+                if error.message.hasPrefix("CLUSTERDOWN") { requestRefresh() }
+                let pause = Self.refusalPause(waits)
+                guard NIODeadline.now() + TimeAmount(pause) < deadline else { throw error }
+                try? await Task.sleep(for: pause)
             } catch {
                 noteFailure(error)
                 throw error
@@ -253,7 +280,24 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
     }
 
     private static func isRetryable(_ message: String) -> Bool {
-        message.hasPrefix("MOVED ") || message.hasPrefix("ASK ") || message.hasPrefix("TRYAGAIN") || message.hasPrefix("CLUSTERDOWN")
+        isRedirection(message) || isRefusalForNow(message)
+    }
+
+    /// `MOVED` or `ASK`: the command belongs elsewhere.
+    private static func isRedirection(_ message: String) -> Bool {
+        message.hasPrefix("MOVED ") || message.hasPrefix("ASK ")
+    }
+
+    /// `CLUSTERDOWN` (the cluster is not whole: a failover, a master restarting) or `TRYAGAIN`
+    /// (a multi-key command during a slot's migration): not run, and right to ask again shortly.
+    private static func isRefusalForNow(_ message: String) -> Bool {
+        message.hasPrefix("TRYAGAIN") || message.hasPrefix("CLUSTERDOWN")
+    }
+
+    /// The pause before asking again after the `attempt`th such refusal: 20 ms more each time, at
+    /// most 100 ms, so that the command goes through soon after the cluster is whole.
+    static func refusalPause(_ attempt: Int) -> Duration {
+        .milliseconds(min(20 * attempt, 100))
     }
 
     /// A lost or unreachable master may mean a failover: read the map again.

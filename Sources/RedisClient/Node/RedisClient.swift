@@ -70,16 +70,16 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredPipeline(commands, timeout: timeout)
     }
 
-    public func call(_ call: RedisFunctionCall, timeout: Duration?) async throws(RedisError) -> RedisReply {
-        try await measuredCall(call, timeout: timeout)
+    public func call(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
+        try await measuredCall(call, timeout: timeout, durability: durability)
     }
 
     public func load(_ library: RedisFunctionLibrary) async throws(RedisError) {
         try library.checkLoaded(try await send(library.loadCommand))
     }
 
-    func callUnmeasured(_ call: RedisFunctionCall, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
-        try await run(call, asking: false, deadline: deadline)
+    func callUnmeasured(_ call: RedisFunctionCall, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await run(call, asking: false, durability: durability, deadline: deadline)
     }
 
     /// Runs a function call on this server: where every function runs, on one server or on a
@@ -87,26 +87,29 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
     /// server lacks the library, it is loaded here, on the server that said so, and the call runs
     /// again: in a cluster the keys' slot may name another master (an `ASK` target, a map not yet
     /// read again after a promotion), one that has it already.
-    /// - Parameter asking: send `ASKING` first (an `ASK` redirection to this server).
-    func run(_ call: RedisFunctionCall, asking: Bool, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+    ///
+    /// The call, `ASKING` before it and `WAIT` after it go in one write on one connection, so
+    /// that `WAIT` covers this very call.
+    /// - Parameters:
+    ///   - asking: send `ASKING` first (an `ASK` redirection to this server).
+    ///   - durability: `WAIT` for that many replicas after the call.
+    func run(_ call: RedisFunctionCall, asking: Bool, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
         do throws(RedisError) {
-            return try await send(call.command, asking: asking, deadline: deadline)
+            return try await sendUnmeasured(call.command, asking: asking, durability: durability, deadline: deadline)
         } catch where error.isFunctionMissing {
             try call.library.checkLoaded(try await sendUnmeasured(call.library.loadCommand, deadline: deadline))
-            return try await send(call.command, asking: asking, deadline: deadline)
+            return try await sendUnmeasured(call.command, asking: asking, durability: durability, deadline: deadline)
         }
     }
 
-    /// Sends one command, after `ASKING` on the same connection when `asking`.
-    func send(_ command: RedisCommand, asking: Bool, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
-        guard asking else { return try await sendUnmeasured(command, deadline: deadline) }
-        let replies = try await pipelineUnmeasured([RedisCommand("ASKING"), command], deadline: deadline)
-        if case .error(let message) = replies.last { throw RedisError(.reply, message) }
-        return replies.last ?? .null
+    func sendUnmeasured(_ command: RedisCommand, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await sendUnmeasured(command, asking: false, durability: durability, deadline: deadline)
     }
 
-    func sendUnmeasured(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
-        try await lease(deadline: deadline, for: command.name).send(command, deadline: deadline)
+    /// One write on one connection: `ASKING` first when `asking` (a cluster's redirection), the
+    /// command, then `WAIT` when `durability` asks for replicas.
+    func sendUnmeasured(_ command: RedisCommand, asking: Bool, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await lease(deadline: deadline, for: command.name).send(command, asking: asking, durability: durability, deadline: deadline)
     }
 
     /// One write on one connection.

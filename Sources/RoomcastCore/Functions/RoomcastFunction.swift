@@ -15,6 +15,12 @@ protocol RoomcastFunction: Sendable {
     static var name: String { get }
     /// Whether it only reads: registered `no-writes` and called with `FCALL_RO`.
     static var isReadOnly: Bool { get }
+    /// Whether it commits a change a client asked for and is told is done (a room created or
+    /// renamed, a message, an element's change, a reaction): its reply waits for the deployment's
+    /// write durability (``RedisConfiguration/writeDurability``, `redis.wait_replicas`), `WAIT`
+    /// sent after it on the same connection. The node's own bookkeeping (presence, heartbeats,
+    /// rate limits, push jobs) does not wait: it is rebuilt or retried when a failover loses it.
+    static var isCommittedChange: Bool { get }
     /// The keys it takes, in order (`KEYS[1]`, `KEYS[2]` … of its Lua header).
     static var keys: [FunctionKey<Self>] { get }
     /// The arguments it takes, in order (`ARGV[1]` …).
@@ -23,6 +29,7 @@ protocol RoomcastFunction: Sendable {
 
 extension RoomcastFunction {
     static var isReadOnly: Bool { false }
+    static var isCommittedChange: Bool { false }
 
     /// The call this declaration makes, in `library`.
     func call(in library: RedisFunctionLibrary = RoomcastLibrary.library) -> RedisFunctionCall {

@@ -5,6 +5,7 @@ extension RoomcastFunctions {
     /// `element_create.lua`: a new element on top of the stack, `element:created`, unseen counts.
     struct ElementCreate: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_create"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [
             .room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles, .presence, .unseen,
             .optional("request") { f in f.request.map { RedisKeys.roomRequest(f.room, user: f.user, operation: .elementCreate, request: $0) } },
@@ -51,6 +52,7 @@ extension RoomcastFunctions {
     /// `element_update.lua`: changed fields, `element:updated`, to front on a move.
     struct ElementUpdate: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_update"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
             .user, .elementId, .roomId, .now, .eventsKept,
@@ -89,6 +91,7 @@ extension RoomcastFunctions {
     /// `element_transform.lua`: a transform, to front, `element:transformed` per recipient.
     struct ElementTransform: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_transform"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
             .user, .elementId, .roomId, .now, .eventsKept,
@@ -116,6 +119,7 @@ extension RoomcastFunctions {
     /// `element_front.lua`: the element on top, `element:z-index-changed` when it moved.
     struct ElementFront: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_front"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
             .user, .elementId, .roomId, .now, .eventsKept,
@@ -143,6 +147,7 @@ extension RoomcastFunctions {
     /// `element_delete.lua`: the element and its reactions gone, `element:deleted`.
     struct ElementDelete: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "element_delete"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [
             .room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles, .presence, .unseen,
         ]
@@ -171,6 +176,7 @@ extension RoomcastFunctions {
     /// `room_clear.lua`: every element gone, `room:cleared`.
     struct RoomClear: RoomFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "room_clear"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [.room, .participants, .zOrder, .stream, .channel, .presence, .unseen]
         static let arguments: [FunctionArgument<Self>] = [
             .user, .init("element_prefix") { RedisKeys.elementPrefix($0.room) }, .roomId,
@@ -223,6 +229,7 @@ extension RoomcastFunctions {
     /// `reaction_toggle.lua`: the user's heart added or removed, announced per recipient.
     struct ReactionToggle: ElementFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "reaction_toggle"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [
             .room, .participants, .zOrder, .stream, .channel, .element, .reactions, .profiles,
             .optional("request") { f in f.request.map { RedisKeys.roomRequest(f.room, user: f.user, operation: .reactionToggle, request: $0) } },

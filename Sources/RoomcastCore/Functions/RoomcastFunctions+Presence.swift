@@ -132,6 +132,7 @@ extension RoomcastFunctions {
     /// `message_send.lua`: a chat message stored, appended to the room's stream and published.
     struct MessageSend: RoomFunction, Stamped, EmittingRoomEvents {
         static let name = "message_send"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys() + [
             .init("messages") { RedisKeys.roomMessages($0.room) },
             .optional("request") { f in f.request.map { RedisKeys.roomRequest(f.room, user: f.sender, operation: .messageSend, request: $0) } },

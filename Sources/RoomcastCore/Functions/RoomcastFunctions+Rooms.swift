@@ -4,6 +4,7 @@ extension RoomcastFunctions {
     /// `room_create.lua`: a room and its participants, unless the id is taken.
     struct RoomCreate: RoomFunction, Stamped {
         static let name = "room_create"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [.room, .participants]
         static let arguments: [FunctionArgument<Self>] = [
             .roomId, .init("name") { $0.name ?? "" }, .init("creator") { $0.creator.rawValue }, .now,
@@ -27,6 +28,7 @@ extension RoomcastFunctions {
     /// `room_rename.lua`: a room's name set or cleared, for participants.
     struct RoomRename: RoomFunction, UserRequested, Stamped {
         static let name = "room_rename"
+        static let isCommittedChange = true
         static let keys: [FunctionKey<Self>] = [.room, .participants, .presence]
         static let arguments: [FunctionArgument<Self>] = [
             .user, .init("name") { $0.name ?? "" }, .now,

@@ -48,14 +48,19 @@ enum RoomcastFunctions {}
 
 extension RedisClientProtocol {
     /// Runs a function of the Roomcast library and reads its reply: how RoomcastCore runs any Lua.
-    /// A function that changes state goes on to ``RedisClientProtocol/call(_:timeout:)`` like
-    /// every other, which runs it with `FCALL` (and one that only reads with `FCALL_RO`).
+    /// A function that changes state goes on to ``RedisClientProtocol/call(_:timeout:durability:)``
+    /// like every other, which runs it with `FCALL` (and one that only reads with `FCALL_RO`).
     func call<Function: RoomcastFunction>(_ function: Function, timeout: Duration? = nil) async throws(RoomcastError) -> Function.Reply {
         try await mappingRedisErrors { () throws(RedisError) in try await run(function, timeout: timeout) }
     }
 
     /// ``call(_:timeout:)`` failing with Redis's own error, for a caller that tells failures apart.
+    ///
+    /// The one place a function's durability is chosen: a committed change
+    /// (``RoomcastFunction/isCommittedChange``) waits for the configured
+    /// ``RedisConfiguration/writeDurability``, anything else for its master alone.
     func run<Function: RoomcastFunction>(_ function: Function, timeout: Duration? = nil) async throws(RedisError) -> Function.Reply {
-        try Function.Reply(NamedReply(try await call(function.call(), timeout: timeout), of: Function.name))
+        let durability = Function.isCommittedChange ? configuration.writeDurability : .master
+        return try Function.Reply(NamedReply(try await call(function.call(), timeout: timeout, durability: durability), of: Function.name))
     }
 }

@@ -26,6 +26,11 @@ extension RoomcastError {
         case nil:
             if error.code == .timeout || error.code == .connectionClosed || error.code == .connectionFailed || error.code == .clientShutdown {
                 self.init(.unavailable, "storage is unavailable, retry later")
+            } else if error.code == .notReplicated {
+                // Applied on the master, not confirmed by a replica: it may not survive a
+                // failover, so it is not reported done. A retry with the same requestId is
+                // answered from the record if it survived, and applies it if it did not.
+                self.init(.unavailable, "storage could not confirm the change on a replica, retry with the same requestId")
             } else {
                 self = Self.unplanned(error)
             }

@@ -56,7 +56,7 @@ public struct ElementStore: Sendable {
             )
         )
         guard !created.isReplay else { return created.element }
-        // Committed: the ack says so whatever becomes of the participants' events (#29 item 5).
+        // Committed: the ack says so whatever becomes of the participants' events.
         await UserEvents(redis: redis).publishCommitted(.elementCreatedGlobal, created.unseen.map { recipient, unseen in
             (recipient, GlobalElementEvent(roomId: room, elementId: id, createdBy: user.id, type: draft.type, elementCount: created.elementCount, unseenCount: unseen))
         })

@@ -37,8 +37,8 @@ public struct RoomStore: Sendable {
         try await mappingRedisErrors { () throws(RedisError) in
             // The participants' public profiles, for elements and hearts to show (kept current
             // by profile changes), and each participant's list, in that user's slot: one command
-            // per user. Written before the room, so that nothing can fail once the room exists
-            // (#29 item 5): a failure here (a user's master failing over) is answered before
+            // per user. Written before the room, so that nothing can fail once the room exists:
+            // a failure here (a user's master failing over) is answered before
             // anything was created, and leaves at most list entries for a room that never came
             // to be, which lists leave out (``records(_:badgesFor:)`` skips missing rooms).
             let profiles = participants.flatMap { user -> [any RedisArgument] in
@@ -53,7 +53,7 @@ public struct RoomStore: Sendable {
                 RoomcastFunctions.RoomCreate(room: room.id, name: name, creator: creator, now: now, participants: participantIDs)
             )
         }
-        // Committed: the answer says so whatever becomes of the others' events (#29 item 5).
+        // Committed: the answer says so whatever becomes of the others' events.
         await UserEvents(redis: redis).publishCommitted(.roomCreated, RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
         return room
     }
@@ -81,7 +81,7 @@ public struct RoomStore: Sendable {
             throw RoomcastError(.internalError, "room_rename answered a damaged room")
         }
         // Committed: the participants' profiles live in their own slots, which may be failing
-        // over; the room keeps a copy of them in its slot, read when theirs cannot be (#29 item 5).
+        // over; the room keeps a copy of them in its slot, read when theirs cannot be.
         var read: Room?
         do throws(RoomcastError) {
             read = try await rooms(from: [record]).first

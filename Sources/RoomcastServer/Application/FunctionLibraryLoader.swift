@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// Loads the Roomcast library of Redis Functions on every master as soon as Redis answers, so the
 /// node's first calls do not each find it missing, and a Lua error shows at start-up. A master
 /// that lacks it later (added to a cluster, restarted without its data) is given it by the call
-/// that finds it missing (``RedisClientProtocol/call(_:timeout:)``).
+/// that finds it missing (``RedisClientProtocol/call(_:timeout:durability:)``).
 final class FunctionLibraryLoader: Service {
     private let redis: any RedisClientProtocol
     private let logger: Logger

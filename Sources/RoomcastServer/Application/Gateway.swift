@@ -32,7 +32,8 @@ public struct Gateway: Sendable {
         try settings.validateForServing()
         guard let secret = settings.jwtSecret else { return }
         let node = try assemble(secret: secret)
-        let (redis, heartbeat, engineIO) = (node.redis, node.heartbeat, node.engineIO)
+        let (redis, heartbeat, sockets) = (node.redis, node.heartbeat, node.sockets)
+        let engineIO = sockets.engine
         let redisEndpoint = settings.redis.endpoint
         // The socket endpoint runs on a plain NIO WebSocket pipeline (WebSocketServerChannel),
         // shared with the Autobahn conformance echo; every other request goes to the router.
@@ -86,7 +87,7 @@ public struct Gateway: Sendable {
         // After the server, so it is told first (shutdown runs in reverse): polling clients are
         // sent away before the server waits for their pending polls.
         let watchdog = ShutdownWatchdog(limit: settings.drainTimeout + Self.shutdownMargin, logger: logger)
-        var group = ServiceGroupConfiguration(services: [app, engineIO, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var group = ServiceGroupConfiguration(services: [app, sockets, watchdog], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = settings.drainTimeout
         try await ServiceGroup(configuration: group).run()
     }
@@ -101,8 +102,8 @@ public struct Gateway: Sendable {
         let presence: PresenceKeeper
         let heartbeat: NodeHeartbeat
         let pushWorkers: [PushWorker]
-        /// Engine.IO at `/socket.io/`, the gateway its application.
-        let engineIO: EngineIOServer
+        /// Socket.IO at `/socket.io/`, the gateway its application.
+        let sockets: SocketServer
         /// `http.max_connections_per_address`, the sibling nodes exempt.
         let connectionsPerAddress: ConnectionsPerAddress
     }
@@ -110,7 +111,7 @@ public struct Gateway: Sendable {
     /// Builds the node's stores, services and router; nothing connects or listens until they run.
     /// - Throws: ``ConfigurationError`` for unreadable push settings.
     func assemble(secret: String) throws -> Assembly {
-        var redisConfiguration = settings.redis
+        var redisConfiguration = try settings.redisClientConfiguration()
         redisConfiguration.clientName = redisConfiguration.clientName ?? "roomcast-gateway"
         // The Redis client's metrics in the server's namespace, as every other metric.
         redisConfiguration.metricsPrefix = "roomcast_"
@@ -118,7 +119,8 @@ public struct Gateway: Sendable {
         let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
         let hub = SocketHub(
             redis: redisConfiguration, eventLog: eventLog, userEventLog: UserEventLog(redis: redis), gapReadTimeout: settings.gapReadTimeout,
-            flushDelay: settings.socket.flushDelay == .zero ? nil : settings.socket.flushDelay, logger: logger.with(label: "pubsub")
+            flushDelay: settings.socket.flushDelay == .zero ? nil : settings.socket.flushDelay, publisher: redis,
+            subscriptionTimeout: settings.redis.commandTimeout, logger: logger.with(label: "pubsub")
         )
         let tokens = TokenService(secret: secret, lifetime: settings.tokenLifetime)
         let users = UserStore(redis: redis)
@@ -193,12 +195,8 @@ public struct Gateway: Sendable {
         ConsoleRoutes().register(on: router)
         // Public like the console: a stray or stale token must not keep a client from the contract.
         OpenAPIRoutes(servesInternalNotifications: settings.notifications.serviceKey != nil).register(on: router)
-        let engineIO = EngineIOServer(
-            path: "/socket.io", settings: settings.socket.engineIO, socketIO: settings.socket.socketIO,
-            application: GatewaySocketApplication(services: socketServices),
-            gauges: ConnectedGauges(polling: GatewayMetrics.socketsOverPolling, webSocket: GatewayMetrics.socketsOverWebSocket)
-        )
-        engineIO.registerPolling(on: router)
+        let sockets = GatewaySocketApplication.makeServer(services: socketServices)
+        sockets.engine.registerPolling(on: router)
         // Tokens are checked on the API only: a stray header must not fail a health probe.
         // Services authenticate with their own key, never with a user's token.
         InternalNotificationRoutes(notifications: notifications, users: users, serviceKey: settings.notifications.serviceKey).register(on: router)
@@ -216,7 +214,7 @@ public struct Gateway: Sendable {
 
         return Assembly(
             redis: redis, router: router, hub: hub, presence: presence, heartbeat: heartbeat, pushWorkers: pushWorkers,
-            engineIO: engineIO, connectionsPerAddress: connectionsPerAddress
+            sockets: sockets, connectionsPerAddress: connectionsPerAddress
         )
     }
 

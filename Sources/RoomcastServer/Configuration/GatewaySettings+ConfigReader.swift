@@ -30,11 +30,13 @@ extension GatewaySettings {
         }
     }
 
-    /// Checks what serving needs beyond valid values: a JWT secret.
+    /// Checks what serving needs beyond valid values: a JWT secret, and Redis settings that work
+    /// together (TLS files readable, see ``redisClientConfiguration()``).
     public func validateForServing() throws(ConfigurationError) {
         guard jwtSecret != nil else {
             throw ConfigurationError(key: "jwt.secret", reason: "is required to sign and verify tokens (32 bytes or more)")
         }
+        _ = try redisClientConfiguration()
     }
 
     /// Loads settings from their three sources, highest precedence first: `overrides` (flags),

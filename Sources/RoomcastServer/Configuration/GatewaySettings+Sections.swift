@@ -41,16 +41,20 @@ extension GatewaySettings {
         """
         How the node reaches Redis, which holds all state and relays events between nodes: one server \
         (`redis://`), or a Redis Cluster (`redis-cluster://`) found through any of its nodes, the seeds, with the \
-        credentials used for every node and database 0 only. User and password may be percent-encoded; an IPv6 host \
-        goes in brackets. Every connection sends `AUTH` and `SELECT` as needed and names itself in `CLIENT LIST`: \
-        `roomcast-gateway`, and `roomcast-subscriber` for pub/sub.
+        credentials used for every node and database 0 only; `rediss://` and `rediss-cluster://` are the same over \
+        TLS. User and password may be percent-encoded; an IPv6 host goes in brackets. Every connection sends `AUTH` \
+        and `SELECT` as needed and names itself in `CLIENT LIST`: `roomcast-gateway`, and `roomcast-subscriber` for \
+        pub/sub. TLS, durable acks and failover are described in `docs/operations/redis.md`.
         """,
         [
             .value(
                 "url",
                 // Where Redis is, not how the client behaves: the other redis.* settings stay as they are.
-                Field(get: { $0.redis }, set: { $0.redis.endpoint = $1.endpoint; $0.redis.mode = $1.mode }),
-                allowed: "`redis://[[user]:password@]host[:port][/db]` or `redis-cluster://[[user]:password@]host:port,host:port,...`",
+                Field(get: { $0.redis }, set: { $0.redis.endpoint = $1.endpoint; $0.redis.mode = $1.mode; $0.redis.tls = $1.tls }),
+                allowed: """
+                    `redis://[[user]:password@]host[:port][/db]` or `redis-cluster://[[user]:password@]host:port,host:port,...`; \
+                    `rediss://`, `rediss-cluster://` over TLS
+                    """,
                 flag: "redis-url", secret: true,
                 example: "redis://redis.internal:6380/2", isText: true,
                 "Where Redis is: one server, or a cluster through its seeds. When it holds a password, prefer `ROOMCAST_REDIS_URL` to the file.",
@@ -69,7 +73,53 @@ extension GatewaySettings {
             ),
             .duration(
                 "command_timeout_ms", .at(\.redis.commandTimeout), .milliseconds, in: 1...600_000,
-                "Longest wait for one command's reply, the wait for a connection included."
+                """
+                Longest wait for one command's reply, the wait for a connection included. A Redis Cluster refusing \
+                every command while a failing master's replica takes over (`CLUSTERDOWN`) is waited out within it.
+                """
+            ),
+            .text(
+                "tls_ca_file", .at(optional: \.redisTLS.caFile), allowed: "a PEM file (or a directory of them)", example: "/etc/roomcast/redis-ca.pem",
+                whenUnset: "the system's trust store",
+                """
+                With a `rediss://` URL: the certificate authorities Redis's certificates must be signed by. Read when \
+                the node starts; one it cannot read stops it.
+                """
+            ),
+            .text(
+                "tls_cert_file", .at(optional: \.redisTLS.certificateFile), allowed: "a PEM file", example: "/etc/roomcast/redis-client.pem",
+                whenUnset: "none: no client certificate is shown",
+                """
+                With a `rediss://` URL: the certificate the node shows to a Redis that asks for one (`tls-auth-clients`), \
+                with `redis.tls_key_file`.
+                """
+            ),
+            .text(
+                "tls_key_file", .at(optional: \.redisTLS.keyFile), allowed: "a PEM file", example: "/etc/roomcast/redis-client.key",
+                whenUnset: "none", "The private key of `redis.tls_cert_file`."
+            ),
+            .text(
+                "tls_server_name", .at(optional: \.redisTLS.serverName), allowed: "a DNS name", example: "redis.internal",
+                whenUnset: "the host connected to: its name, or its address checked against the certificate's IP entries",
+                """
+                With a `rediss://` URL: the name every Redis certificate must carry, sent as the TLS server name. For a \
+                cluster whose nodes announce addresses while their certificates name the service.
+                """
+            ),
+            .integer(
+                "wait_replicas", .at(\.redisWait.replicas), in: 0...16,
+                """
+                Durable acks: a change is acknowledged once this many replicas have it (`WAIT`); when fewer do within \
+                `redis.wait_timeout_ms` it is answered `unavailable`. `0`: the master's reply is enough. A master \
+                without that many replicas connected refuses every change in its rooms.
+                """
+            ),
+            .duration(
+                "wait_timeout_ms", .at(\.redisWait.timeout), .milliseconds, in: 1...600_000,
+                """
+                With `redis.wait_replicas`: how long a change waits for the replicas before it is answered `unavailable`; \
+                shorter than `redis.command_timeout_ms`.
+                """
             ),
         ]
     )
@@ -450,9 +500,10 @@ extension RedisConfiguration {
             let host = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
             return "\(host):\(endpoint.port)"
         }
+        let secure = tls == nil ? "" : "s"
         switch mode {
-        case .standalone: return "redis://\(address(endpoint))" + (endpoint.database == 0 ? "" : "/\(endpoint.database)")
-        case .cluster(let seeds): return "redis-cluster://" + seeds.map(address).joined(separator: ",")
+        case .standalone: return "redis\(secure)://\(address(endpoint))" + (endpoint.database == 0 ? "" : "/\(endpoint.database)")
+        case .cluster(let seeds): return "redis\(secure)-cluster://" + seeds.map(address).joined(separator: ",")
         }
     }
 }

@@ -13,8 +13,13 @@ public struct GatewaySettings: Sendable {
     public var host: String = "127.0.0.1"
     /// TCP port to listen on (`port`).
     public var port: Int = 8080
-    /// How to reach Redis (`redis.*`).
+    /// How to reach Redis (`redis.url`, `redis.pool_size`, `redis.command_timeout_ms`); the
+    /// client's whole configuration is ``redisClientConfiguration()``.
     public var redis: RedisConfiguration = RedisConfiguration()
+    /// TLS files and name for Redis (`redis.tls_*`).
+    public var redisTLS = RedisTLSSettings()
+    /// Durable acks (`redis.wait_replicas`, `redis.wait_timeout_ms`).
+    public var redisWait = RedisWaitSettings()
     /// Minimum log level (`log.level`).
     public var logLevel: Logger.Level = .info
     /// How log lines are written (`log.format`).

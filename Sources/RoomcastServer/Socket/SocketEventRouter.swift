@@ -15,7 +15,28 @@ public struct SocketEventRouter: Sendable {
     /// Runs an event whose payload is already decoded.
     typealias Call = @Sendable (SocketState) async throws -> ByteBuffer
     /// Decodes an event's payload into the call that runs it.
-    typealias Handler = @Sendable (ByteBuffer) throws -> Call
+    typealias Handler = @Sendable (ByteBuffer) throws -> Prepared
+
+    /// An event decoded, ready to run.
+    struct Prepared: Sendable {
+        /// The room it acts in, which orders it against the socket's other events of that room;
+        /// nil for an event of no room.
+        let room: String?
+        let call: Call
+        let name: String
+
+        /// Runs it: its ack's `data`.
+        /// - Throws: what the handler threw, anything but a ``RoomcastError`` as `internal`.
+        func run(_ state: SocketState) async throws(RoomcastError) -> ByteBuffer {
+            do {
+                return try await call(state)
+            } catch let error as RoomcastError {
+                throw error
+            } catch {
+                throw RoomcastError(.internalError, "the server could not handle '\(name)'")
+            }
+        }
+    }
 
     private var handlers: [String: Handler] = [:]
 
@@ -43,7 +64,7 @@ public struct SocketEventRouter: Sendable {
     ) {
         handlers[name] = { json in
             let decoded = try Self.decode(Payload.self, from: json)
-            return { state in try await handler(state, decoded) }
+            return Prepared(room: (decoded as? any RoomScopedRequest)?.roomId.rawValue, call: { state in try await handler(state, decoded) }, name: name)
         }
     }
 
@@ -60,24 +81,14 @@ public struct SocketEventRouter: Sendable {
                 throw RoomcastError(.invalidPayload, "the payload must be a JSON object with distinct member names")
             }
             let decoded = try Payload(reading: object)
-            return { state in try await handler(state, decoded) }
+            return Prepared(room: (decoded as? any RoomScopedRequest)?.roomId.rawValue, call: { state in try await handler(state, decoded) }, name: name)
         }
     }
 
-    /// Runs the handler of event `name` with its first argument.
-    func handle(_ name: String, state: SocketState, payload: ByteBuffer) async throws(RoomcastError) -> ByteBuffer {
-        let call = try self.call(name, payload: payload)
-        do {
-            return try await call(state)
-        } catch let error as RoomcastError {
-            throw error
-        } catch {
-            throw RoomcastError(.internalError, "the server could not handle '\(name)'")
-        }
-    }
-
-    /// Finds event `name` and decodes its payload: everything `handle` does before running it.
-    private func call(_ name: String, payload: ByteBuffer) throws(RoomcastError) -> Call {
+    /// Finds event `name` and decodes its first argument: everything before running it, done as
+    /// the packet arrives.
+    /// - Throws: `unknown_event` or `invalid_payload`.
+    func prepare(_ name: String, payload: ByteBuffer) throws(RoomcastError) -> Prepared {
         guard let handler = handlers[name] else {
             throw RoomcastError(.unknownEvent, "unknown event '\(name)'")
         }
@@ -116,8 +127,14 @@ extension SocketEventRouter {
     /// an incoming event is decoded, without running it.
     /// - Throws: what the client would get: `unknown_event` or `invalid_payload`.
     public static func decodeRequest(of name: String, from payload: ByteBuffer) throws(RoomcastError) {
-        _ = try events.call(name, payload: payload)
+        _ = try events.prepare(name, payload: payload)
     }
+}
+
+/// A request that acts in one room: the socket's events of one room run in order, those of
+/// different rooms independently.
+protocol RoomScopedRequest {
+    var roomId: RoomID { get }
 }
 
 /// A small, flat event payload read from its JSON object's members directly: no `JSONDecoder`,

@@ -3,20 +3,20 @@ import RoomcastCore
 
 extension SocketEvents {
     /// `{roomId, element, requestId?}`: a retry with the same `requestId` returns the first element.
-    struct CreateElementRequest: Decodable, Sendable {
+    struct CreateElementRequest: Decodable, Sendable, RoomScopedRequest {
         var roomId: RoomID
         var element: ElementDraft
         var requestId: RequestID?
     }
 
-    struct UpdateElementRequest: Decodable, Sendable {
+    struct UpdateElementRequest: Decodable, Sendable, RoomScopedRequest {
         var roomId: RoomID
         var elementId: ElementID
         var updates: ElementChanges
     }
 
     /// `{roomId, elementId, scaleX?, scaleY?, rotation?, width?, height?, positionX?, positionY?}`
-    struct TransformElementRequest: Decodable, Sendable {
+    struct TransformElementRequest: Decodable, Sendable, RoomScopedRequest {
         var roomId: RoomID
         var elementId: ElementID
         var fields: ElementFields
@@ -31,14 +31,14 @@ extension SocketEvents {
         }
     }
 
-    struct ElementRequest: Decodable, Sendable {
+    struct ElementRequest: Decodable, Sendable, RoomScopedRequest {
         var roomId: RoomID
         var elementId: ElementID
     }
 
     /// `{roomId, elementId, requestId?}`: a retry with the same `requestId` toggles nothing and
     /// gets the first answer.
-    struct ToggleRequest: Decodable, Sendable {
+    struct ToggleRequest: Decodable, Sendable, RoomScopedRequest {
         var roomId: RoomID
         var elementId: ElementID
         var requestId: RequestID?

@@ -7,7 +7,7 @@ extension SocketEvents {
     static let previewEvents: Set<String> = [ServerEvent.elementDrag.rawValue, ServerEvent.cursorMove.rawValue]
 
     /// `{roomId, elementId, positionX, positionY}`: where an element is being dragged.
-    struct DragRequest: FlatPayload {
+    struct DragRequest: FlatPayload, RoomScopedRequest {
         var roomId: RoomID
         var elementId: ElementID
         var positionX: Double
@@ -22,7 +22,7 @@ extension SocketEvents {
     }
 
     /// `{roomId, x, y}`: where the user's pointer is on the canvas.
-    struct CursorRequest: FlatPayload {
+    struct CursorRequest: FlatPayload, RoomScopedRequest {
         var roomId: RoomID
         var x: Double
         var y: Double

@@ -1,14 +1,15 @@
+import Foundation
 import NIOCore
 import RoomcastCore
 import SocketIOServer
 
 /// The client events this node handles (docs/clients/events.md lists them).
 enum SocketEvents {
-    struct RoomRequest: Decodable, Sendable { var roomId: RoomID }
+    struct RoomRequest: Decodable, Sendable, RoomScopedRequest { var roomId: RoomID }
     struct RoomResult: Encodable, Sendable { var roomId: RoomID }
     /// `{roomId, since?}`: `since` is the last offset the client saw; anything but a string
     /// counts as no offset (a fresh snapshot), never as an error.
-    struct JoinRequest: Decodable, Sendable {
+    struct JoinRequest: Decodable, Sendable, RoomScopedRequest {
         var roomId: RoomID
         var since: String?
 
@@ -26,7 +27,7 @@ enum SocketEvents {
         var recovered: Bool
     }
     /// `{roomId, text, requestId?}`: a retry with the same `requestId` returns the first message.
-    struct MessageRequest: Decodable, Sendable {
+    struct MessageRequest: Decodable, Sendable, RoomScopedRequest {
         var roomId: RoomID
         var text: String
         var requestId: RequestID?
@@ -63,7 +64,7 @@ enum SocketEvents {
                 throw RoomcastError(.forbidden, "the token is another user's: a socket keeps the user it connected as")
             }
             let expiry = verified.expirySeconds
-            state.session.setTokenExpiry(expiry)
+            state.socket.setDeadline(Date(timeIntervalSince1970: Double(expiry)))
             return SocketReply.Expiry(expiresAt: Timestamp(milliseconds: expiry * 1000))
         }
         registerElementEvents(on: &router)

@@ -9,36 +9,21 @@ import SocketIOServer
 import Synchronization
 import WebSocketServer
 
-/// The node's local index of sockets by channel, and its one Redis subscriber.
+/// The node's local index of sockets by channel, and its one Redis subscriber: the gateway's
+/// adapter of the Socket.IO server (a room of the library is a Redis channel here).
 ///
-/// A channel (a room's or a user's) is subscribed when its first local session is added and
+/// A channel (a room's or a user's) is subscribed when its first local socket is added and
 /// unsubscribed when its last one is removed; only those edges reach Redis. Published events are
-/// forwarded to the channel's sessions as the bytes that arrived: no JSON is decoded here.
+/// forwarded to the channel's sockets as the bytes that arrived: no JSON is decoded here.
 ///
 /// Room and user channels alike carry stream offsets: after a pub/sub outage the channels of the
 /// lost link (one shard's, on a Redis Cluster) are subscribed again (by the subscriber) and the
 /// events they missed are read back from the room's or the user's stream; channels on the other
 /// shards are not held and not repaired.
-final class SocketHub: Service, Sendable {
-    /// A local socket and the user it is connected as (per-recipient events depend on it). A
-    /// channel holds a session once, so members are the same member when their session is.
-    private struct Member: Hashable {
-        var session: SocketSession
-        var user: String
-
-        /// The member to look `session` up by: the user plays no part in equality.
-        static func key(_ session: SocketSession) -> Member {
-            Member(session: session, user: "")
-        }
-
-        static func == (lhs: Member, rhs: Member) -> Bool {
-            lhs.session === rhs.session
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(ObjectIdentifier(session))
-        }
-    }
+final class SocketHub: Service, SocketIOAdapter {
+    /// A local socket. The user it is connected as (per-recipient events depend on it) is its
+    /// context's, read only for the rare event that has a frame per recipient.
+    private typealias Member = SocketIOSocket
 
     private struct Entry {
         /// The first inline: a user's channel mostly has one session, and a set of one
@@ -75,6 +60,10 @@ final class SocketHub: Service, Sendable {
     private let subscriber: RedisSubscriber
     private let index: Index
     private let logger: Logger
+    /// How long Redis may take to confirm a subscription a socket waits for.
+    private let subscriptionTimeout: Duration
+    /// Where broadcasts of the Socket.IO server itself are published.
+    private let publisher: any RedisClientProtocol
 
     /// Channel → local sessions. A mutex, because sessions on every event loop join and leave
     /// while the subscriber delivers on its own; index changes and the SUBSCRIBE/UNSUBSCRIBE they
@@ -91,9 +80,11 @@ final class SocketHub: Service, Sendable {
     ///     closed instead.
     ///   - flushDelay: how long a loop's batch of events waits for more before it is written
     ///     (`socket.flush_delay_us`); nil writes it at the loop's next turn.
+    ///   - publisher: where broadcasts of the Socket.IO server itself are published.
+    ///   - subscriptionTimeout: how long Redis may take to confirm a subscription a socket waits for.
     init(
         redis configuration: RedisConfiguration, eventLog: RoomEventLog, userEventLog: UserEventLog, gapReadTimeout: Duration,
-        flushDelay: Duration? = nil, logger: Logger
+        flushDelay: Duration? = nil, publisher: any RedisClientProtocol, subscriptionTimeout: Duration, logger: Logger
     ) {
         let index = Index()
         let batcher = LoopWriteBatcher(flushDelay: flushDelay.map(TimeAmount.init))
@@ -101,6 +92,8 @@ final class SocketHub: Service, Sendable {
         configuration.clientName = "roomcast-subscriber"
         self.index = index
         self.logger = logger
+        self.publisher = publisher
+        self.subscriptionTimeout = subscriptionTimeout
         self.subscriber = RedisSubscriber(configuration: configuration, logger: logger) { event in
             switch event {
             case .message(let message):
@@ -123,10 +116,13 @@ final class SocketHub: Service, Sendable {
         await subscriber.run()
     }
 
-    /// Adds a session to a channel; the future completes once the node is subscribed to it. Where
-    /// a gap in its events would start is noted once the joiner has read it (``noteJoined(_:upTo:)``).
-    func add(_ session: SocketSession, as user: UserID, to channel: String, deadline: NIODeadline) -> EventLoopFuture<Void> {
-        let member = Member(session: session, user: user.rawValue)
+    // MARK: Adapter
+
+    /// Adds a socket to a channel; confirmed once the node is subscribed to it. Where a gap in its
+    /// events would start is noted once the joiner has read it (``noteJoined(_:upTo:)``).
+    func add(_ socket: SocketIOSocket, to channel: String) -> SocketIOAdapterConfirmation {
+        let deadline = NIODeadline.now() + .milliseconds(Int64(subscriptionTimeout.wholeMilliseconds))
+        let member = socket
         let (subscribed, isNew) = index.entries.withLock { entries -> (EventLoopFuture<Void>?, Bool) in
             if var entry = entries[channel] {
                 entry.sessions.insert(member)
@@ -138,7 +134,7 @@ final class SocketHub: Service, Sendable {
             GatewayMetrics.channels(of: channel).increment()
             return (subscribed, true)
         }
-        guard let subscribed else { return session.eventLoop.makeSucceededVoidFuture() }
+        guard let subscribed else { return .done }
         if isNew {
             // Outside the lock: a completed future may run this at once. The entry may have gone
             // and come back meanwhile with a subscription of its own, which stays.
@@ -148,13 +144,13 @@ final class SocketHub: Service, Sendable {
                 }
             }
         }
-        return subscribed
+        return SocketIOAdapterConfirmation(subscribed)
     }
 
-    /// Removes a session from a channel; the last one out unsubscribes the node.
-    func remove(_ session: SocketSession, from channel: String) {
+    /// Removes a socket from a channel; the last one out unsubscribes the node.
+    func remove(_ socket: SocketIOSocket, from channel: String) {
         index.entries.withLock { entries in
-            guard var entry = entries[channel], entry.sessions.remove(.key(session)) != nil else { return }
+            guard var entry = entries[channel], entry.sessions.remove(socket) != nil else { return }
             if entry.sessions.isEmpty {
                 entries[channel] = nil
                 _ = subscriber.startUnsubscribing([channel], deadline: .now() + .seconds(5))
@@ -163,6 +159,34 @@ final class SocketHub: Service, Sendable {
                 entries[channel] = entry
             }
         }
+    }
+
+    /// Publishes a broadcast of the Socket.IO server to each of its channels, for every node's
+    /// sockets in them. Exclusions and broadcasts to the whole namespace have no Redis form here
+    /// (the gateway's own events are published by its scripts): they are refused in the log.
+    func broadcast(_ broadcast: SocketIOBroadcast) {
+        guard broadcast.exceptRooms.isEmpty, broadcast.exceptSockets.isEmpty, !broadcast.rooms.isEmpty, broadcast.frames.count == 1 else {
+            logger.error("a broadcast with exclusions, binary attachments or no room cannot be published through Redis: dropped")
+            return
+        }
+        let payload = EventEnvelope.payload(frame: broadcast.frames[0].packet)
+        let publisher = self.publisher
+        let logger = self.logger
+        for channel in broadcast.rooms {
+            Task {
+                do {
+                    _ = try await publisher.send(RedisCommand("SPUBLISH", channel, payload))
+                } catch {
+                    logger.warning("could not publish a broadcast", metadata: ["channel": "\(channel)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// The channel's name as the index keeps it (the same storage, so a socket that keeps it
+    /// keeps no copy of its own), or `channel` when no socket is in it.
+    func sharedName(_ channel: String) -> String {
+        index.entries.withLock { entries in entries.index(forKey: channel).map { entries[$0].key } ?? channel }
     }
 
     /// Records that a joining session got the room's events up to `offset` (its snapshot or
@@ -192,7 +216,7 @@ final class SocketHub: Service, Sendable {
             // worthless; the next comes soon) and dropped while the link is being repaired.
             let sessions = index.entries.withLock { entries -> [Member] in
                 guard let entry = entries[message.channel], entry.held == nil else { return [] }
-                return entry.sessions.filter { $0.session.id != sender }
+                return entry.sessions.filter { $0.sessionID != sender }
             }
             forward(envelope, to: sessions, channel: message.channel, through: batcher, readAt: start)
             return
@@ -223,11 +247,8 @@ final class SocketHub: Service, Sendable {
                 var written: [NIOLoopBound<WebSocketConnectionHandler>] = []
                 written.reserveCapacity(group.count)
                 for member in group {
-                    let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.user))
-                    let connection =
-                        isVolatile
-                        ? member.session.deliverVolatile(frame, channel: channel)
-                        : member.session.deliver(frame, offset: offset, channel: channel)
+                    let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.context(as: SocketState.self)?.user.id.rawValue ?? ""))
+                    let connection = isVolatile ? member.deliverVolatile(frame, to: channel) : member.deliver(frame, to: channel, position: offset)
                     if let connection { written.append(connection) }
                 }
                 if let readAt { GatewayMetrics.fanoutWritten(since: readAt) }
@@ -240,7 +261,7 @@ final class SocketHub: Service, Sendable {
     private static func groupedByLoop(_ members: [Member]) -> [(any EventLoop, [Member])] {
         var groups: [(loop: any EventLoop, members: [Member])] = []
         for member in members {
-            let loop = member.session.eventLoop
+            let loop = member.eventLoop
             if let index = groups.firstIndex(where: { $0.loop === loop }) {
                 groups[index].members.append(member)
             } else {
@@ -315,7 +336,7 @@ final class SocketHub: Service, Sendable {
                 }
                 logger.error("closing a channel's sockets: the events they missed could not be read", metadata: ["channel": "\(channel)"])
                 for member in sessions {
-                    member.session.close(.goingAway, reason: "missed events; reconnect to recover")
+                    member.closeConnection(.goingAway, reason: "missed events; reconnect to recover")
                 }
                 continue
             }

@@ -6,42 +6,39 @@ import SocketIO
 import SocketIOServer
 import Synchronization
 
-/// One connection's Socket.IO state: who it is and which rooms it joined.
+/// A connected socket's gateway state: who it is and which rooms it joined; the context the
+/// library hands the gateway's event handlers with each event.
 ///
-/// Used only by the connection's packet task, which handles one packet at a time, and of which
-/// one runs at a time: `SocketConnection`'s inbox starts the next task only after the last one
-/// found it empty, under its lock, so each task sees everything the one before it did. That
-/// hand-over is why it may cross tasks without a lock of its own.
+/// Events of different rooms run at once (the namespace orders events per room), so what they
+/// share is under a lock; the event budget is spent only as a packet arrives, one packet at a
+/// time, on the connection's event loop.
 final class SocketState: @unchecked Sendable {
-    let session: SocketSession
+    let socket: SocketIOSocket
     let services: SocketServices
-    /// The authenticated user once CONNECT succeeded.
-    private(set) var user: User?
-    /// The upgrade request's credential (`Authorization` header or `token` query), used when a
-    /// CONNECT packet carries none.
-    private var upgradeCredential: UpgradeCredential
-    private(set) var rooms: InlineSet<RoomID> = []
-    /// The socket's event budget.
+    /// The authenticated user.
+    let user: User
+    private let joined = Mutex<InlineSet<RoomID>>([])
+    /// The socket's event budget: spent as packets arrive, one at a time.
     private var eventBudget: TokenBucket
     /// Made on the socket's first canvas preview: most sockets never send one, and what they
-    /// would hold counts in the memory per idle socket.
+    /// would hold counts in the memory per idle socket. Set as a packet arrives, once.
     private var previewState: SocketPreviews?
 
-    init(session: SocketSession, services: SocketServices, upgradeToken: String?) {
-        self.session = session
+    private init(socket: SocketIOSocket, services: SocketServices, user: User) {
+        self.socket = socket
         self.services = services
-        self.upgradeCredential = upgradeToken.map(UpgradeCredential.token) ?? .none
+        self.user = user
         self.eventBudget = TokenBucket(rate: Double(services.settings.eventsPerSecond), burst: services.settings.eventBurst, now: .now)
     }
 
-    /// The node's socket logger with this socket's `socket` and, once connected, `user`: made
-    /// when a line is logged, as a logger kept per connection would be memory per idle socket.
+    /// The node's socket logger with this socket's `socket` and `user`: made when a line is
+    /// logged, as a logger kept per connection would be memory per idle socket.
     var logger: Logger {
-        var logger = services.logger
-        logger[metadataKey: "socket"] = .string(session.id)
-        if let user { logger[metadataKey: "user"] = .string(user.id.rawValue) }
-        return logger
+        services.logger(socket: socket.sessionID, user: user.id)
     }
+
+    /// The rooms joined.
+    var rooms: InlineSet<RoomID> { joined.withLock { $0 } }
 
     /// Spends one event of the socket's budget.
     /// - Throws: `rate_limited` when the socket sends faster than `socket.events_per_second`.
@@ -54,6 +51,8 @@ final class SocketState: @unchecked Sendable {
     /// Spends one canvas preview of the socket's preview budget.
     /// - Throws: `rate_limited` when the socket sends previews faster than 4 × `canvas.preview_hz`.
     func admitPreview() throws(RoomcastError) {
+        let previews = previewState ?? SocketPreviews(rate: services.settings.previewRate)
+        previewState = previews
         guard previews.admit() else {
             let rate = 4 * services.settings.previewRate
             throw RoomcastError(.rateLimited, "too many previews: at most \(rate) per second; this one was not sent")
@@ -68,86 +67,66 @@ final class SocketState: @unchecked Sendable {
         guard rooms.contains(preview.room) else {
             throw RoomcastError(.forbidden, "join the room before sending previews to it")
         }
-        let user = connectedUser.id
-        let previews = self.previews
+        // Admitted already (`admitPreview`), so made.
+        guard let previews = previewState else { return }
+        let user = self.user.id
+        let socketID = socket.sessionID
         switch previews.offer(preview) {
         case .sendNow:
-            try await services.previews.publish(preview, from: user, socket: session.id)
+            try await services.previews.publish(preview, from: user, socket: socketID)
         case .sendAt(let due):
             let key = preview.key
+            let relay = services.previews
             Task {
                 try? await Task.sleep(until: due)
                 guard let latest = previews.takeDue(key) else { return }
-                try? await self.services.previews.publish(latest, from: user, socket: self.session.id)
+                try? await relay.publish(latest, from: user, socket: socketID)
             }
         case .replaced, .dropped:
             break
         }
     }
 
-    /// The socket's preview budget and throttle, made on first use.
-    private var previews: SocketPreviews {
-        if let previewState { return previewState }
-        let made = SocketPreviews(rate: services.settings.previewRate)
-        previewState = made
-        return made
-    }
+    /// The connected user; kept for the event handlers' wording.
+    var connectedUser: User { user }
 
-    /// The connected user; event handlers only run after CONNECT.
-    var connectedUser: User {
-        guard let user else { preconditionFailure("socket events are only handled after CONNECT") }
-        return user
-    }
-
-    /// Connects the socket as `user`: counts it, reads the user, subscribes the node to the
-    /// user's channel, and sends `connectFrame` before any of the user's events.
+    /// Connects `socket` as `user`: counts it, reads the user and subscribes the node to the
+    /// user's channel; the user's events arriving meanwhile are held, and pass after the CONNECT
+    /// answer.
     ///
     /// The count-and-read script and the SUBSCRIBE (when this node holds none of the user's
-    /// sockets yet) go out together, so a CONNECT waits for one Redis round trip. The user's
-    /// events arriving meanwhile are held and pass after the frame.
+    /// sockets yet) go out together, so a CONNECT waits for one Redis round trip.
     /// - Throws: `unauthorized` when the user does not exist; `limit_exceeded` when the user has
     ///   `socket.max_per_user` sockets already; `unavailable` when Redis cannot be reached.
-    func connect(as user: UserID, sending connectFrame: ByteBuffer) async throws(RoomcastError) {
+    static func connect(_ socket: SocketIOSocket, as user: UserID, services: SocketServices) async throws(RoomcastError) -> SocketState {
         let channel = RedisKeys.userChannel(user)
-        session.beginJoin(channel)
-        let subscribed = services.hub.add(session, as: user, to: channel, deadline: subscriptionDeadline)
+        let join = socket.beginJoin(channel)
         let opened: UserSocketStore.OpenedSocket
         do throws(RoomcastError) {
-            guard let found = try await services.presence.open(session.id, of: user, limit: services.settings.maxSocketsPerUser) else {
+            guard let found = try await services.presence.open(socket.sessionID, of: user, limit: services.settings.maxSocketsPerUser) else {
                 throw RoomcastError(.unauthorized, "the token's user does not exist")
             }
             opened = found
         } catch {
-            abandon(channel)
+            join.cancel()
             throw error
         }
         do {
-            try await subscribed.get()
+            try await join.confirmed()
         } catch {
-            abandon(channel)
-            await services.presence.close(session.id, of: user)
+            await services.presence.close(socket.sessionID, of: user)
             throw Self.subscriptionRefused
         }
         // A gap in the user's events (a pub/sub outage) is read back from here.
         services.hub.noteJoined(channel, upTo: opened.offset)
+        // Every held event follows the CONNECT answer: one no newer than the offset was published
+        // just before this socket counted, and is harmless to send (no snapshot holds it).
+        join.complete()
         // The same id, as the token's string, which the hub and presence hold already: the
         // record's own copy would be a second string per socket.
         var connected = opened.user
         connected.id = user
-        self.user = connected
-        settleUpgradeCredential()
-        session.countConnected()
-        // Every held event follows the frame: one no newer than the offset was published just
-        // before this socket counted, and is harmless to send (no snapshot holds it). Without an
-        // offset no floor is kept, which would be memory per idle socket until its next event.
-        session.completeJoin(channel, sending: [connectFrame], upTo: nil)
-    }
-
-    /// Undoes a failed connect's subscription: the events held for it are dropped, as the
-    /// socket never got its CONNECT.
-    private func abandon(_ channel: String) {
-        services.hub.remove(session, from: channel)
-        session.abandonJoin(channel)
+        return SocketState(socket: socket, services: services, user: connected)
     }
 
     /// Joins a room after checking membership in Redis. With `since` (the last offset the client
@@ -156,73 +135,72 @@ final class SocketState: @unchecked Sendable {
     /// - Returns: whether the client recovered by replay.
     func join(_ room: RoomID, since: String?) async throws(RoomcastError) -> Bool {
         let room = services.presence.sharedID(of: room)
-        switch try await services.rooms.membership(of: connectedUser.id, in: room) {
+        switch try await services.rooms.membership(of: user.id, in: room) {
         case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
         case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
         case .participant: break
         }
-        let channel = RedisKeys.roomChannel(room)
-        guard rooms.contains(room) || rooms.count < services.settings.maxRooms else {
+        let channel = services.hub.sharedName(RedisKeys.roomChannel(room))
+        let (isMember, count) = joined.withLock { ($0.contains(room), $0.count) }
+        guard isMember || count < services.settings.maxRooms else {
             throw RoomcastError(.limitExceeded, "a socket can be in at most \(services.settings.maxRooms) rooms at once: leave one first")
         }
-        guard !rooms.contains(room) else {
+        let join = socket.beginJoin(channel)
+        guard !isMember else {
             // Joined already: a fresh batch, with the room's events held while it is read, as on
             // a first join; otherwise an event could come just before the batch that holds it
             // (twice) or just before a batch that lacks it (lost).
-            session.beginJoin(channel)
             do {
-                return try await catchUp(room, since: since, channel: channel)
+                return try await catchUp(room, since: since, channel: channel, join: join)
             } catch {
-                session.completeJoin(channel, sending: [], upTo: nil)
+                join.cancel()
                 throw error
             }
         }
-        session.beginJoin(channel)
         do {
-            try await subscribe(to: channel, as: connectedUser.id)
+            try await join.confirmed()
         } catch {
-            session.completeJoin(channel, sending: [], upTo: nil)
-            throw error
+            throw Self.subscriptionRefused
         }
-        rooms.insert(room)
+        joined.withLock { _ = $0.insert(room) }
         let recovered: Bool
         do {
-            recovered = try await catchUp(room, since: since, channel: channel)
+            recovered = try await catchUp(room, since: since, channel: channel, join: join)
             // After the snapshot, so the joiner gets its own `room:presence` as a live event.
-            let presence = try await services.presence.join(room, user: connectedUser.id, socket: session.id)
+            let presence = try await services.presence.join(room, user: user.id, socket: socket.sessionID)
             if let frame = presence.joinerFrame {
                 // Nobody's presence changed (another device of a present user joined): this
                 // socket alone learns who is there, at the room's current offset.
-                session.send(frame)
+                socket.send(frame)
             }
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
-            session.completeJoin(channel, sending: [], upTo: nil)
+            join.cancel()
             await leave(room)
             throw error
         }
         // The user's other devices learn that the room was opened (its unseen counts are 0 now).
-        // The join is done: its ack must not fail for want of this (#29 item 5).
-        await services.userEvents.publishCommitted(.roomSeen, RoomSeen(roomId: room, unseenCount: 0), to: [connectedUser.id])
+        // The join is done: its ack must not fail for want of this.
+        await services.userEvents.publishCommitted(.roomSeen, RoomSeen(roomId: room, unseenCount: 0), to: [user.id])
         logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
         return recovered
     }
 
     /// Sends the events missed since `since` when the room still has them all, else
     /// `elements:batch {roomId, elements, offset}`; then releases the events held back while
-    /// joining `channel`.
+    /// joining.
     /// - Returns: whether it replayed.
-    private func catchUp(_ room: RoomID, since: String?, channel: String) async throws(RoomcastError) -> Bool {
-        if let since, let replay = try await services.eventLog.replay(room, after: since, for: connectedUser.id) {
-            session.completeJoin(channel, sending: replay.frames, upTo: StreamOffset(replay.offset)?.position)
+    private func catchUp(_ room: RoomID, since: String?, channel: String, join: RoomJoin) async throws(RoomcastError) -> Bool {
+        if let since, let replay = try await services.eventLog.replay(room, after: since, for: user.id) {
+            join.complete(sending: replay.frames, upTo: StreamOffset(replay.offset)?.position)
             if let offset = StreamOffset(replay.offset) { services.hub.noteJoined(channel, upTo: offset) }
             return true
         }
-        let snapshot = try await services.elements.snapshot(of: room, for: connectedUser.id)
+        let snapshot = try await services.elements.snapshot(of: room, for: user.id)
         var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
         payload.writeImmutableBuffer(snapshot.json)
         payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
-        session.completeJoin(channel, sending: [SocketIOFrame.event(name: ServerEvent.elementsBatch.rawValue, payload: payload)], upTo: StreamOffset(snapshot.offset)?.position)
+        join.complete(sending: [SocketIOFrame.event(name: ServerEvent.elementsBatch.rawValue, payload: payload)], upTo: StreamOffset(snapshot.offset)?.position)
         if let offset = StreamOffset(snapshot.offset) { services.hub.noteJoined(channel, upTo: offset) }
         return false
     }
@@ -231,76 +209,34 @@ final class SocketState: @unchecked Sendable {
     /// Awaits the presence update, so a `room:join` right after a `room:leave` of the same
     /// socket cannot have its presence removed by the leave arriving late.
     func leave(_ room: RoomID) async {
-        guard let user, stopReceiving(room) else { return }
+        guard joined.withLock({ $0.remove(room) }) != nil else { return }
+        socket.leave(RedisKeys.roomChannel(room))
         logger.debug("room left", metadata: ["room": .string(room.rawValue)])
-        await services.presence.leave(room, user: user.id, socket: session.id)
+        await services.presence.leave(room, user: user.id, socket: socket.sessionID)
     }
 
-    /// Stops delivering `room`'s events to this socket; false when it was not in the room.
-    private func stopReceiving(_ room: RoomID) -> Bool {
-        guard rooms.remove(room) != nil else { return false }
-        services.hub.remove(session, from: RedisKeys.roomChannel(room))
-        return true
-    }
-
-    /// What the upgrade request's token is worth. Its bytes are kept only until a CONNECT
-    /// succeeds (memory per idle socket); what is kept then is its verified user and expiry,
-    /// because a client may CONNECT again on the same connection with no payload:
-    /// Socket.IO-Client-Swift's `disconnect()` then `connect()` sends `41` then `40`, its token
-    /// still in the connection's query or headers.
-    private enum UpgradeCredential {
-        case none
-        case token(String)
-        case verified(TokenService.Verified)
-    }
-
-    /// The upgrade request's credential, verified, for a CONNECT that carries no token; nil
-    /// when the upgrade request had none.
-    /// - Throws: `token_expired` once its expiry has passed, `unauthorized` for a bad token.
-    func upgradeIdentity(now: Date = .now) throws(RoomcastError) -> TokenService.Verified? {
-        switch upgradeCredential {
-        case .none:
-            return nil
-        case .token(let token):
-            // A refusal is not kept: the token stays until it is used or the socket is gone.
-            let verified = try services.tokens.verifyToken(token, now: now)
-            upgradeCredential = .verified(verified)
-            return verified
-        case .verified(let verified):
-            guard now < verified.expires else { throw RoomcastError(.tokenExpired, "token expired") }
-            return verified
-        }
-    }
-
-    /// Once connected, the token's bytes go; its identity stays if it is a good one.
-    private func settleUpgradeCredential() {
-        guard case .token(let token) = upgradeCredential else { return }
-        upgradeCredential = (try? services.tokens.verifyToken(token)).map(UpgradeCredential.verified) ?? .none
-    }
-
-    /// Leaves every room and the user channel (the socket disconnected).
+    /// Releases the rooms' presence and the socket's count (the socket disconnected; the library
+    /// left its channels already).
     ///
-    /// Awaited by the connection's packet task (no task of its own): the rooms' presence and the
-    /// socket count are released together, so a disconnect waits for one Redis round trip. A
-    /// lost call only lets the members expire.
+    /// The rooms' presence and the socket count are released together, so a disconnect waits for
+    /// one Redis round trip. A lost call only lets the members expire.
     func disconnect() async {
-        guard let user else { return }
-        logger.info("socket disconnected", metadata: ["rooms": .stringConvertible(rooms.count)])
-        session.countDisconnected()
+        let left = joined.withLock { rooms in
+            defer { rooms = [] }
+            return rooms
+        }
+        logger.info("socket disconnected", metadata: ["rooms": .stringConvertible(left.count)])
         let presence = services.presence
-        let socket = session.id
-        let left = rooms
-        for room in left { _ = stopReceiving(room) }
-        services.hub.remove(session, from: RedisKeys.userChannel(user.id))
-        self.user = nil
+        let socketID = socket.sessionID
+        let user = self.user.id
         guard !left.isEmpty else {
-            return await presence.close(socket, of: user.id)
+            return await presence.close(socketID, of: user)
         }
         await withTaskGroup(of: Void.self) { group in
             for room in left {
-                group.addTask { await presence.leave(room, user: user.id, socket: socket) }
+                group.addTask { await presence.leave(room, user: user, socket: socketID) }
             }
-            group.addTask { await presence.close(socket, of: user.id) }
+            group.addTask { await presence.close(socketID, of: user) }
         }
     }
 
@@ -309,21 +245,7 @@ final class SocketState: @unchecked Sendable {
         var unseenCount: Int
     }
 
-    private func subscribe(to channel: String, as user: UserID) async throws(RoomcastError) {
-        do {
-            try await services.hub.add(session, as: user, to: channel, deadline: subscriptionDeadline).get()
-        } catch {
-            services.hub.remove(session, from: channel)
-            throw Self.subscriptionRefused
-        }
-    }
-
-    /// When a subscription asked for now must be confirmed by Redis.
-    private var subscriptionDeadline: NIODeadline {
-        NIODeadline.now() + .milliseconds(Int64(services.redisTimeout.wholeMilliseconds))
-    }
-
-    private static let subscriptionRefused = RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
+    static let subscriptionRefused = RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")
 }
 
 /// A socket's canvas previews: their budget, apart from other events, of 4 × `canvas.preview_hz`

@@ -8,14 +8,17 @@ public protocol EngineIOApplication: Sendable {
     /// open packet is sent.
     /// - Parameter opening: the request that opened it (a handshake poll or a WebSocket
     ///   upgrade): read what the session needs from it now, as it is not kept.
-    func handler(for session: SocketSession, opening: EngineIOOpening) -> any EngineIOSessionHandler
+    func handler(for session: EngineIOConnection, opening: EngineIOOpening) -> any EngineIOSessionHandler
 }
 
 /// The request that opens a session.
 public struct EngineIOOpening: Sendable {
+    /// Its path and query.
     public let request: EngineIORequest
+    /// Its headers.
     public let headers: HTTPFields
 
+    /// The opening request of these parts.
     public init(request: EngineIORequest, headers: HTTPFields) {
         self.request = request
         self.headers = headers

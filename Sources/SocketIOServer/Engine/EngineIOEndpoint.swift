@@ -18,7 +18,7 @@ final class EngineIOEndpoint: WebSocketEndpoint {
     func opened(_ connection: WebSocketConnectionHandler) {
         guard let opening else { return }
         self.opening = nil
-        let session = SocketSession(id: server.application.makeSessionID(), connection: connection, gauges: server.gauges)
+        let session = EngineIOConnection(id: server.application.makeSessionID(), connection: connection, gauges: server.gauges)
         let handler = server.application.handler(for: session, opening: opening)
         engine = EngineIOSession(
             session: session, handler: handler, settings: server.settings, wheel: server.wheels.wheel(on: connection.eventLoop),
@@ -64,13 +64,13 @@ public enum EngineIOInput: Sendable {
 /// A WebSocket connection that upgrades a long-polling session (Engine.IO's probe): `2probe` is
 /// answered with `3probe`, and the upgrade packet moves the session onto this connection.
 final class EngineIOUpgradeEndpoint: WebSocketEndpoint {
-    private let session: SocketSession
+    private let session: EngineIOConnection
     /// The polling session's Engine.IO state, on its own loop (which may not be this one's).
     private let engine: NIOLoopBound<EngineIOSession>
     private var handler: WebSocketConnectionHandler?
     private var isUpgraded = false
 
-    init(session: SocketSession, engine: NIOLoopBound<EngineIOSession>) {
+    init(session: EngineIOConnection, engine: NIOLoopBound<EngineIOSession>) {
         self.session = session
         self.engine = engine
     }

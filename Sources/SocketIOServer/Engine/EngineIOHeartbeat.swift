@@ -37,11 +37,12 @@ struct EngineIOHeartbeat {
     ///   within it of its time is answered by its time plus `pingTimeout`, as the reference's
     ///   own timer would have it; one sent later (a stalled loop) still gives the client its
     ///   timeout less the slack.
-    init(now: NIODeadline, pingInterval: TimeAmount, pingTimeout: TimeAmount, connectTimeout: TimeAmount, slack: TimeAmount = .zero) {
+    /// - Parameter connectTimeout: nil when the application needs no CONNECT (an Engine.IO echo).
+    init(now: NIODeadline, pingInterval: TimeAmount, pingTimeout: TimeAmount, connectTimeout: TimeAmount?, slack: TimeAmount = .zero) {
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
         self.slack = slack
-        self.connectDeadline = now + connectTimeout
+        self.connectDeadline = connectTimeout.map { now + $0 }
         self.phase = .waiting(nextPing: now + pingInterval)
     }
 

@@ -10,6 +10,7 @@ public struct EngineIORequest: Sendable {
         case badRequest = 3
         case unsupportedProtocolVersion = 5
 
+        /// The reference server's message for it.
         public var message: String {
             switch self {
             case .transportUnknown: return "Transport unknown"
@@ -29,6 +30,7 @@ public struct EngineIORequest: Sendable {
     /// Query parameters (percent-decoded).
     public let query: [String: String]
 
+    /// Reads a request target (`/socket.io/?EIO=4&transport=polling&sid=…`).
     public init(target: String) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         path = parts[0]
@@ -67,7 +69,7 @@ public struct EngineIORequest: Sendable {
 
 extension String {
     /// Decoded as a form value (`+` is a space, `%XX` a byte); malformed escapes stay as they are.
-    /// Most values (ids, tokens, `EIO=4`) have nothing to decode and are copied as they are.
+    /// Most values (ids, credentials, `EIO=4`) have nothing to decode and are copied as they are.
     fileprivate var removingPercentEncodingOrSelf: String {
         guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return self }
         let input = Array(utf8)

@@ -53,10 +53,10 @@ struct EngineIORoutes {
         }
         do {
             return Self.text(try await polled.get())
-        } catch SocketSession.PollError.overlapping {
+        } catch EngineIOConnection.PollError.overlapping {
             // Engine.IO allows one poll at a time: a second one ends the session.
             let engine = entry.engine
-            engine.eventLoop.execute { engine.value.close(.policyViolation, reason: "overlapping polls") }
+            engine.eventLoop.execute { engine.value.close(.policyViolation, reason: "overlapping polls", because: .parseError) }
             return Self.refused(.badRequest)
         } catch {
             // A drain ended the session under this poll: an HTTP error, which every client
@@ -88,7 +88,7 @@ struct EngineIORoutes {
         } catch {
             // What cannot be decoded ends the session, as in the reference server: before the
             // answer, so that no poll sent after it finds the session.
-            try await engine.eventLoop.submit { engine.value.close(.protocolError, reason: "invalid Engine.IO payload") }.get()
+            try await engine.eventLoop.submit { engine.value.close(.protocolError, reason: "invalid Engine.IO payload", because: .parseError) }.get()
             return Self.refused(.badRequest)
         }
         engine.eventLoop.execute {

@@ -14,6 +14,7 @@ public import WebSocketServer
 public final class EngineIOServer: Service, Sendable {
     /// The path it serves, such as `/socket.io` (with or without a trailing slash).
     public let path: String
+    /// What every session is told in its open packet, and held to.
     public let settings: EngineIOSettings
     let application: any EngineIOApplication
     let gauges: ConnectedGauges?
@@ -21,8 +22,16 @@ public final class EngineIOServer: Service, Sendable {
     /// The sessions' timers, one per event loop.
     let wheels: LoopTimerWheels<EngineIOSession>
 
+    /// An Engine.IO server for `application`.
+    /// - Parameters:
+    ///   - path: the path it serves, such as `/engine.io`.
+    ///   - settings: what every session is told in its open packet, and held to.
+    public convenience init(path: String, settings: EngineIOSettings, application: any EngineIOApplication) {
+        self.init(path: path, settings: settings, application: application, gauges: nil)
+    }
+
     /// - Parameter gauges: where sessions the application accepted are counted, by transport.
-    public init(path: String = "/socket.io", settings: EngineIOSettings, application: any EngineIOApplication, gauges: ConnectedGauges? = nil) {
+    init(path: String, settings: EngineIOSettings, application: any EngineIOApplication, gauges: ConnectedGauges?) {
         self.path = path
         self.settings = settings
         self.application = application

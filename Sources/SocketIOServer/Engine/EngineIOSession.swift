@@ -5,30 +5,34 @@ public import SocketIO
 import Synchronization
 
 /// Engine.IO v4 for one session, whatever carries it (WebSocket, or long-polling until it
-/// upgrades): the open packet, pings and the connect timeout, on the session's event loop;
-/// messages go on to the application's handler.
-public final class EngineIOSession {
-    public let session: SocketSession
+/// upgrades): the open packet, pings, the connect timeout and the deadline, on the session's
+/// event loop; messages go on to the application's handler.
+final class EngineIOSession {
+    let session: EngineIOConnection
     private let handler: any EngineIOSessionHandler
     /// Called once when the session ends (to forget a polling session).
     private let onEnd: () -> Void
     /// Served by long-polling (not upgraded): nothing else tells the node that it ended.
     private var isPolling: Bool
     private var hasEnded = false
+    /// Why the session is closing, once the first reason is known.
+    private var closeReason: EngineIOCloseReason?
     /// The session's one deadline on its loop's wheel (the connect timeout, the next ping, the
-    /// check that the last ping was answered, or the credential's): arming again moves it, ending
+    /// check that the last ping was answered, or the session's deadline): arming again moves it, ending
     /// removes it.
     private let wheel: LoopTimerWheel<EngineIOSession>
     var timerPosition: LoopTimerPosition?
     private var heartbeat: EngineIOHeartbeat
-    /// The handler was warned of the credential's current expiry.
-    private var hasWarnedOfExpiry = false
-    private let expiryWarning: Int64
+    /// The handler was warned of the current deadline.
+    private var hasWarnedOfDeadline = false
+    /// Milliseconds.
+    private let deadlineWarning: Int64
+    private let hasConnectTimeout: Bool
 
     /// Starts a session: sends the open packet and arms the timers. Call on `loop`.
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
     init(
-        session: SocketSession, handler: any EngineIOSessionHandler, settings: EngineIOSettings, wheel: LoopTimerWheel<EngineIOSession>, loop: any EventLoop,
+        session: EngineIOConnection, handler: any EngineIOSessionHandler, settings: EngineIOSettings, wheel: LoopTimerWheel<EngineIOSession>, loop: any EventLoop,
         upgrades: [String], onEnd: @escaping () -> Void = {}
     ) {
         self.session = session
@@ -36,10 +40,11 @@ public final class EngineIOSession {
         self.wheel = wheel
         self.onEnd = onEnd
         self.isPolling = !upgrades.isEmpty
-        self.expiryWarning = Int64(EngineIOSettings.milliseconds(settings.expiryWarning) / 1000)
+        self.deadlineWarning = Int64(EngineIOSettings.milliseconds(settings.deadlineWarning))
+        self.hasConnectTimeout = settings.connectTimeout != nil
         self.heartbeat = EngineIOHeartbeat(
             now: .now(), pingInterval: .init(settings.pingInterval), pingTimeout: .init(settings.pingTimeout),
-            connectTimeout: .init(settings.connectTimeout), slack: settings.timerGranularity
+            connectTimeout: settings.connectTimeout.map(TimeAmount.init), slack: settings.timerGranularity
         )
         session.send(settings.openPacket(session.id, upgrades: upgrades))
         // Until `end()`, which breaks these cycles (session → closure → self → session).
@@ -49,14 +54,14 @@ public final class EngineIOSession {
                 bound.eventLoop.execute { bound.value.end() }
             }
         }
-        session.onTokenExpiryChange {
-            bound.eventLoop.execute { bound.value.tokenExpiryChanged() }
+        session.onDeadlineChange {
+            bound.eventLoop.execute { bound.value.deadlineChanged() }
         }
         arm()
     }
 
     /// Handles one Engine.IO packet from the client.
-    public func received(_ packet: EngineIOPacket) {
+    func received(_ packet: EngineIOPacket) {
         switch packet {
         case .message(let body):
             handler.received(.message(body))
@@ -68,6 +73,7 @@ public final class EngineIOSession {
             // The next ping is due a whole interval from this pong: the timer moves.
             if heartbeat.pongReceived(now: .now()) { arm() }
         case .close:
+            if closeReason == nil { closeReason = .clientClosed }
             session.clientClosed()
             if isPolling { end() }
         case .open, .upgrade, .noop:
@@ -76,7 +82,7 @@ public final class EngineIOSession {
     }
 
     /// Handles one WebSocket message: a packet, or input answered in order with the packets.
-    public func received(_ input: EngineIOInput) {
+    func received(_ input: EngineIOInput) {
         switch input {
         case .packet(let packet): received(packet)
         case .undecodable(let reason): handler.received(.undecodable(reason: reason))
@@ -84,13 +90,14 @@ public final class EngineIOSession {
     }
 
     /// The session now runs on a WebSocket connection, which reports its end.
-    public func upgraded() {
+    func upgraded() {
         isPolling = false
     }
 
     /// Closes the session from the server's side; a polling session ends here, a WebSocket one
     /// when its connection closes.
-    public func close(_ code: WebSocketErrorCode, reason: String) {
+    func close(_ code: WebSocketErrorCode, reason: String, because why: EngineIOCloseReason) {
+        if closeReason == nil { closeReason = why }
         session.close(code, reason: reason)
         if isPolling { end() }
     }
@@ -101,35 +108,36 @@ public final class EngineIOSession {
     /// reconnects after a transport error. So a WebSocket closes with 1001 and no close packet,
     /// and a polling session ends here: its pending poll fails, answered with an HTTP error
     /// status (``EngineIORoutes``), and any later request of it finds no session.
-    public func drain() {
-        guard isPolling else { return close(.goingAway, reason: "server shutting down") }
+    func drain() {
+        guard isPolling else { return close(.goingAway, reason: "server shutting down", because: .serverShutdown) }
+        if closeReason == nil { closeReason = .serverShutdown }
         end()
     }
 
     /// The transport is gone: tells the handler, once.
-    public func end() {
+    func end() {
         guard !hasEnded else { return }
         hasEnded = true
         wheel.cancel(self)
         session.onPollingClose(nil)
-        session.onTokenExpiryChange(nil)
+        session.onDeadlineChange(nil)
         session.connectionClosed()
-        handler.received(.ended)
+        handler.received(.ended(closeReason ?? .transportClosed))
         onEnd()
     }
 
     // MARK: Keep-alive
 
-    /// The one deadline is the heartbeat's next or the credential's, whichever comes first.
+    /// The one timer is the heartbeat's next or the session deadline's, whichever comes first.
     private func arm() {
-        wheel.schedule(self, at: min(heartbeat.nextDeadline, tokenDeadline))
+        wheel.schedule(self, at: min(heartbeat.nextDeadline, deadlineTimer))
     }
 
     /// Runs what is due now, whether or not the wheel has come to it yet (a poll arrived: it must
     /// not find a session that has timed out still open).
     /// - Returns: whether the session is still open.
-    public func runDueTimers() -> Bool {
-        if !hasEnded, NIODeadline.now() >= min(heartbeat.nextDeadline, tokenDeadline) { tick() }
+    func runDueTimers() -> Bool {
+        if !hasEnded, NIODeadline.now() >= min(heartbeat.nextDeadline, deadlineTimer) { tick() }
         return !hasEnded
     }
 
@@ -138,43 +146,48 @@ public final class EngineIOSession {
         tick()
     }
 
-    /// The application set a new expiry: warned of anew, and the timer follows it.
-    private func tokenExpiryChanged() {
+    /// The application set a new deadline: warned of anew, and the timer follows it.
+    private func deadlineChanged() {
         guard !hasEnded else { return }
-        hasWarnedOfExpiry = false
+        hasWarnedOfDeadline = false
         arm()
     }
 
-    /// When the credential needs the timer next: its warning, then its expiry.
-    private var tokenDeadline: NIODeadline {
-        let expiry = session.tokenExpiry.load(ordering: .relaxed)
-        guard expiry != .max else { return .distantFuture }
-        let due = hasWarnedOfExpiry ? expiry : expiry - expiryWarning
-        let seconds = max(0, Double(due) - Date().timeIntervalSince1970)
-        return .now() + .nanoseconds(Int64(seconds * 1_000_000_000))
+    /// When the deadline needs the timer next: its warning, then the deadline itself.
+    private var deadlineTimer: NIODeadline {
+        let deadline = session.deadline.load(ordering: .relaxed)
+        guard deadline != .max else { return .distantFuture }
+        let due = hasWarnedOfDeadline ? deadline : deadline - deadlineWarning
+        let milliseconds = max(0, due - Self.nowMilliseconds)
+        return .now() + .milliseconds(milliseconds)
     }
+
+    private static var nowMilliseconds: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     private func tick() {
         guard !hasEnded else { return }
-        let expiry = session.tokenExpiry.load(ordering: .relaxed)
-        let now = Date().timeIntervalSince1970
-        if now >= Double(expiry) {
-            handler.credentialExpired()
-            return close(.normalClosure, reason: "token expired")
+        let deadline = session.deadline.load(ordering: .relaxed)
+        if deadline != .max {
+            let now = Self.nowMilliseconds
+            if now >= deadline {
+                handler.deadlineReached()
+                return close(.normalClosure, reason: "session deadline reached", because: .deadline)
+            }
+            if !hasWarnedOfDeadline, now >= deadline - deadlineWarning {
+                hasWarnedOfDeadline = true
+                handler.deadlineApproaching(Date(timeIntervalSince1970: Double(deadline) / 1000))
+            }
         }
-        if !hasWarnedOfExpiry, expiry != .max, now >= Double(expiry - expiryWarning) {
-            hasWarnedOfExpiry = true
-            handler.credentialExpiring(at: expiry)
-        }
-        switch heartbeat.tick(now: .now(), hasConnected: session.hasConnected.load(ordering: .relaxed)) {
+        let hasConnected = !hasConnectTimeout || session.hasConnected.load(ordering: .relaxed)
+        switch heartbeat.tick(now: .now(), hasConnected: hasConnected) {
         case .none:
             break
         case .sendPing:
             session.send(EngineIOPacket.ping(nil).encoded())
         case .closeForMissingConnect:
-            return close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout")
+            return close(.policyViolation, reason: "no Socket.IO CONNECT within the connect timeout", because: .connectTimeout)
         case .closeForPingTimeout:
-            return close(.goingAway, reason: "ping timeout")
+            return close(.goingAway, reason: "ping timeout", because: .pingTimeout)
         }
         arm()
     }

@@ -1,3 +1,4 @@
+public import Foundation
 public import NIOCore
 
 /// What an Engine.IO session hands the application above it, in the order it came.
@@ -10,7 +11,7 @@ public enum EngineIOInbound: Sendable {
     /// (the reference server closes on anything it cannot decode).
     case undecodable(reason: String)
     /// The session ended, from either side: nothing more comes.
-    case ended
+    case ended(EngineIOCloseReason)
 }
 
 /// The application's side of one Engine.IO session (Socket.IO's connection, or an echo).
@@ -20,15 +21,17 @@ public enum EngineIOInbound: Sendable {
 public protocol EngineIOSessionHandler: AnyObject, Sendable {
     /// Input from the client, or the session's end.
     func received(_ inbound: EngineIOInbound)
-    /// The client's credential (``SocketSession/tokenExpiry``) expires at `seconds` since 1970,
-    /// within ``EngineIOSettings/expiryWarning``: a chance to tell the client to refresh it.
-    func credentialExpiring(at seconds: Int64)
-    /// The credential expired: whatever the client should be told goes out now; the session
-    /// closes after.
-    func credentialExpired()
+    /// The session's deadline (``SocketIOSocket/setDeadline(_:)``) is within
+    /// ``EngineIOSettings/deadlineWarning``: a chance to tell the client (to renew a credential).
+    func deadlineApproaching(_ deadline: Date)
+    /// The deadline passed: whatever the client should be told goes out now; the session closes
+    /// right after.
+    func deadlineReached()
 }
 
 extension EngineIOSessionHandler {
-    public func credentialExpiring(at seconds: Int64) {}
-    public func credentialExpired() {}
+    /// Does nothing.
+    public func deadlineApproaching(_ deadline: Date) {}
+    /// Does nothing.
+    public func deadlineReached() {}
 }

@@ -7,32 +7,35 @@ public struct EngineIOSettings: Sendable {
     public var pingInterval: Duration
     /// A ping not answered within this closes the session.
     public var pingTimeout: Duration
-    /// A session whose client the application has not accepted by then (Socket.IO's CONNECT,
-    /// ``SocketSession/hasConnected``) is closed.
-    public var connectTimeout: Duration
+    /// A session whose client the application has not accepted by then (Socket.IO's CONNECT) is
+    /// closed; nil for an application that accepts every session as it opens (an Engine.IO echo).
+    public var connectTimeout: Duration?
     /// The largest message or polling body a client may send, in bytes.
     public var maxPayload: Int
     /// What may wait for a poll, in bytes, before the client counts as too slow and the session
     /// closes.
     public var pollingQueueBytes: Int
-    /// How long before a credential expires its handler is warned.
-    public var expiryWarning: Duration
+    /// How long before a session's deadline its handler is warned
+    /// (``EngineIOSessionHandler/deadlineApproaching(_:)``).
+    public var deadlineWarning: Duration
 
+    /// Settings with the reference server's defaults (a longer connect timeout, and a deadline
+    /// warning a minute ahead).
     public init(
-        pingInterval: Duration = .seconds(25), pingTimeout: Duration = .seconds(20), connectTimeout: Duration = .seconds(45),
-        maxPayload: Int = 1_000_000, pollingQueueBytes: Int = 4 * 1024 * 1024, expiryWarning: Duration = .seconds(60)
+        pingInterval: Duration = .seconds(25), pingTimeout: Duration = .seconds(20), connectTimeout: Duration? = .seconds(45),
+        maxPayload: Int = 1_000_000, pollingQueueBytes: Int = 4 * 1024 * 1024, deadlineWarning: Duration = .seconds(60)
     ) {
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
         self.connectTimeout = connectTimeout
         self.maxPayload = maxPayload
         self.pollingQueueBytes = pollingQueueBytes
-        self.expiryWarning = expiryWarning
+        self.deadlineWarning = deadlineWarning
     }
 
     /// The open packet of session `sid`.
     /// - Parameter upgrades: the transports the client may upgrade to (`["websocket"]` when polling).
-    public func openPacket(_ sid: String, upgrades: [String]) -> ByteBuffer {
+    func openPacket(_ sid: String, upgrades: [String]) -> ByteBuffer {
         EngineIOHandshake(
             sid: sid,
             upgrades: upgrades,

@@ -10,7 +10,7 @@ import Synchronization
 final class PollingSessions: Sendable {
     /// A session and its Engine.IO state (used on that state's loop only).
     struct Entry: Sendable {
-        let session: SocketSession
+        let session: EngineIOConnection
         let engine: NIOLoopBound<EngineIOSession>
     }
 
@@ -33,7 +33,7 @@ final class PollingSessions: Sendable {
     func open(for server: EngineIOServer, opening: EngineIOOpening) async throws -> Entry {
         guard !isDraining else { throw Draining() }
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let session = SocketSession(
+        let session = EngineIOConnection(
             id: server.application.makeSessionID(), pollingOn: loop, maxQueuedBytes: server.settings.pollingQueueBytes, gauges: server.gauges
         )
         return try await loop.submit { [self] in

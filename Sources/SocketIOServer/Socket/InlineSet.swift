@@ -8,17 +8,22 @@ public struct InlineSet<Element: Hashable>: Sequence, ExpressibleByArrayLiteral 
     private var first: Element?
     private var others: Set<Element> = []
 
+    /// An empty set.
     public init() {}
 
+    /// A set of these elements.
     public init(arrayLiteral elements: Element...) {
         for element in elements { insert(element) }
     }
 
+    /// Whether it holds nothing.
     public var isEmpty: Bool { first == nil }
+    /// How many elements it holds.
     public var count: Int { first == nil ? 0 : 1 + others.count }
     /// Exact: `Array(set)` allocates its storage once (the hub copies a room's members per event).
     public var underestimatedCount: Int { count }
 
+    /// Whether it holds `element`.
     public func contains(_ element: Element) -> Bool {
         first == element || others.contains(element)
     }
@@ -44,14 +49,17 @@ public struct InlineSet<Element: Hashable>: Sequence, ExpressibleByArrayLiteral 
         return first
     }
 
+    /// Its elements, the inline one first.
     public func makeIterator() -> Iterator {
         Iterator(first: first, others: others.makeIterator())
     }
 
+    /// Goes through the inline element, then the others.
     public struct Iterator: IteratorProtocol {
         fileprivate var first: Element?
         fileprivate var others: Set<Element>.Iterator
 
+        /// The next element, or nil at the end.
         public mutating func next() -> Element? {
             if let element = first {
                 first = nil

@@ -74,3 +74,17 @@ extension RedisSubscriber.Event {
         return nil
     }
 }
+
+/// Runs `body` with a subscriber of `configuration` running and recording its events, then stops it.
+func withRecordedSubscriber<Result: Sendable>(
+    _ configuration: RedisConfiguration,
+    _ body: @Sendable (RedisSubscriber, EventRecorder) async throws -> Result
+) async throws -> Result {
+    let recorder = EventRecorder()
+    let subscriber = RedisSubscriber(configuration: configuration) { recorder.record($0) }
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await subscriber.run() }
+        defer { group.cancelAll() }
+        return try await body(subscriber, recorder)
+    }
+}

@@ -1,15 +1,15 @@
 import NIOCore
 import NIOEmbedded
 import SocketIO
-import SocketIOServer
+@testable import SocketIOServer
 import Testing
 
 /// A session served by long-polling, driven on an embedded loop: what each poll takes.
-@Suite("SocketSession over long-polling")
-struct SocketSessionPollingTests {
-    private func session(limit: Int = 1 << 20) -> (SocketSession, EmbeddedEventLoop) {
+@Suite("EngineIOConnection over long-polling")
+struct EngineIOConnectionPollingTests {
+    private func session(limit: Int = 1 << 20) -> (EngineIOConnection, EmbeddedEventLoop) {
         let loop = EmbeddedEventLoop()
-        return (SocketSession(id: "s", pollingOn: loop, maxQueuedBytes: limit), loop)
+        return (EngineIOConnection(id: "s", pollingOn: loop, maxQueuedBytes: limit), loop)
     }
 
     private func body(_ future: EventLoopFuture<ByteBuffer>, _ loop: EmbeddedEventLoop) throws -> String {
@@ -37,9 +37,9 @@ struct SocketSessionPollingTests {
     func overlappingPoll() throws {
         let (session, loop) = session()
         let first = session.poll()
-        #expect(throws: SocketSession.PollError.overlapping) { try self.body(session.poll(), loop) }
+        #expect(throws: EngineIOConnection.PollError.overlapping) { try self.body(session.poll(), loop) }
         session.connectionClosed()
-        #expect(throws: SocketSession.PollError.closed) { try self.body(first, loop) }
+        #expect(throws: EngineIOConnection.PollError.closed) { try self.body(first, loop) }
     }
 
     @Test("the client's close answers the waiting poll with a noop, and later polls fail")
@@ -48,7 +48,7 @@ struct SocketSessionPollingTests {
         let poll = session.poll()
         session.clientClosed()
         #expect(try body(poll, loop) == "6")
-        #expect(throws: SocketSession.PollError.closed) { try self.body(session.poll(), loop) }
+        #expect(throws: EngineIOConnection.PollError.closed) { try self.body(session.poll(), loop) }
     }
 
     @Test("past the queue's byte bound what waits is dropped and the close packet waits instead")

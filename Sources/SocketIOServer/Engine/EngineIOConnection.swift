@@ -1,3 +1,4 @@
+import Foundation
 public import Metrics
 public import NIOCore
 public import NIOWebSocket
@@ -9,7 +10,9 @@ public import WebSocketServer
 /// long-polling joins into a response body, and the WebSocket message, framed once (and
 /// compressed at most once per window size, for the sockets that negotiated permessage-deflate).
 public struct OutboundFrame: Sendable {
+    /// The Engine.IO packet text (a polling body's part).
     public let packet: ByteBuffer
+    /// The WebSocket message, framed once.
     public let webSocket: WebSocketOutboundMessage
 
     /// A text packet (`4…` for a message).
@@ -25,49 +28,40 @@ public struct OutboundFrame: Sendable {
     }
 }
 
-/// A position in a channel's ordered stream of events, for holding its events while a joiner
-/// reads a snapshot (two numbers, as in a Redis stream id `ms-seq`).
-public struct StreamPosition: Comparable, Hashable, Sendable {
-    public let major: UInt64
-    public let minor: UInt64
-
-    public init(major: UInt64, minor: UInt64) {
-        self.major = major
-        self.minor = minor
-    }
-
-    public static func < (lhs: Self, rhs: Self) -> Bool {
-        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
-    }
-}
-
 /// The gauges a server counts connected sessions in, by transport (a session moves from one to
 /// the other when it upgrades). A class: every session refers to the server's one instance.
-public final class ConnectedGauges: Sendable {
-    public let polling: Meter
-    public let webSocket: Meter
+final class ConnectedGauges: Sendable {
+    let polling: Meter
+    let webSocket: Meter
 
-    public init(polling: Meter, webSocket: Meter) {
+    init(polling: Meter, webSocket: Meter) {
         self.polling = polling
         self.webSocket = webSocket
     }
+
+    /// `<prefix>sockets_connected{transport}`.
+    convenience init(prefix: String) {
+        let label = prefix + "sockets_connected"
+        self.init(polling: Meter(label: label, dimensions: [("transport", "polling")]), webSocket: Meter(label: label, dimensions: [("transport", "websocket")]))
+    }
 }
 
-/// One client connection as the rest of the node sees it: an id and a way to send it frames.
+/// One client's Engine.IO connection as the rest of the node sees it: its session id and a way to
+/// send it frames, over whichever transport carries it now.
 ///
 /// Anything may send to a session from any thread without waiting. Over WebSocket, on the
 /// connection's event loop with nothing queued, a frame is written at once (the fan-out's path);
 /// from elsewhere it is queued, and one task on the loop writes the queue out and flushes once.
 /// Over long-polling, frames wait for the next poll, which takes them all. Order is the order in
 /// which senders took the session's lock.
-public final class SocketSession: Sendable {
+public final class EngineIOConnection: Sendable {
     /// The Engine.IO session id.
     public let id: String
     /// Set once the application accepted the client (Socket.IO's CONNECT), for the connect timeout.
-    public let hasConnected = Atomic<Bool>(false)
-    /// When the client's credential expires (seconds since 1970; `.max`: none): warned of before
-    /// and closed at, by the session's engine. Set with ``setTokenExpiry(_:)``.
-    public let tokenExpiry = Atomic<Int64>(.max)
+    let hasConnected = Atomic<Bool>(false)
+    /// The session's deadline (milliseconds since 1970; `.max`: none): warned of before and
+    /// closed at, by the session's engine. Set with ``setDeadline(_:)``.
+    let deadline = Atomic<Int64>(.max)
     private let gauges: ConnectedGauges?
 
     private enum Outbound {
@@ -83,7 +77,7 @@ public final class SocketSession: Sendable {
     }
 
     /// Why a poll request is refused.
-    public enum PollError: Error {
+    enum PollError: Error {
         /// Another poll of this session is waiting already (Engine.IO allows one).
         case overlapping
         /// The session is closed and its close packet was taken.
@@ -92,14 +86,20 @@ public final class SocketSession: Sendable {
         case upgraded
     }
 
-    /// Channels being joined and the events held for them, and the floors of snapshots just sent.
+    /// A room of one namespace: what a join holds broadcasts for.
+    struct RoomKey: Hashable {
+        var namespace: String
+        var room: String
+    }
+
+    /// Rooms being joined and the broadcasts held for them, and the floors of snapshots just sent.
     private struct Joins {
-        /// Events of channels being joined, held back until the joiner's snapshot is sent.
-        var held: [String: [(offset: StreamPosition?, frame: OutboundFrame)]] = [:]
-        /// Per channel, the offset of the snapshot last sent, while no newer event has come: the
-        /// node's pub/sub link may deliver an event after the snapshot that already holds it (the
-        /// snapshot is read on another connection), and such an event must not be sent again.
-        var floors: [String: StreamPosition] = [:]
+        /// Broadcasts to rooms being joined, held back until the joiner's snapshot is sent.
+        var held: [RoomKey: [(position: BroadcastPosition?, frame: OutboundFrame)]] = [:]
+        /// Per room, the position of the snapshot last sent, while no newer broadcast has come: an
+        /// adapter may deliver a broadcast after a snapshot that already holds it (the snapshot is
+        /// read elsewhere), and such a broadcast must not be sent again.
+        var floors: [RoomKey: BroadcastPosition] = [:]
         /// Nothing to check: the fast path of every delivery.
         var isIdle: Bool { held.isEmpty && floors.isEmpty }
 
@@ -127,8 +127,8 @@ public final class SocketSession: Sendable {
         /// Told when the session closes while polling, from whatever side: its engine must end
         /// it (nothing else tells a polling session's engine that it is over).
         var onPollingClose: (@Sendable () -> Void)?
-        /// Told when the token's expiry changes (a CONNECT, a refresh): the engine's timer follows.
-        var onTokenExpiryChange: (@Sendable () -> Void)?
+        /// Told when the deadline changes: the engine's timer follows.
+        var onDeadlineChange: (@Sendable () -> Void)?
         var poll: EventLoopPromise<ByteBuffer>?
         /// A WebSocket probe of this session was answered and its upgrade packet is awaited:
         /// polls with nothing to take end at once with a noop, as the client waits for its
@@ -136,7 +136,7 @@ public final class SocketSession: Sendable {
         var isUpgrading = false
         /// Closed by either side: nothing more is sent.
         var isClosed = false
-        /// Counted in `roomcast_sockets_connected` under its transport (CONNECT accepted).
+        /// Counted in `<prefix>sockets_connected` under its transport (CONNECT accepted).
         var isCounted = false
 
         /// The gauge the session counts in while connected.
@@ -149,7 +149,7 @@ public final class SocketSession: Sendable {
 
     /// A session on a WebSocket connection.
     /// - Parameter connection: the connection's handler, on its event loop.
-    public init(id: String, connection: WebSocketConnectionHandler, gauges: ConnectedGauges? = nil) {
+    init(id: String, connection: WebSocketConnectionHandler, gauges: ConnectedGauges? = nil) {
         self.id = id
         self.gauges = gauges
         self.state = Mutex(State(transport: .webSocket(NIOLoopBound(connection, eventLoop: connection.eventLoop)), loop: connection.eventLoop))
@@ -157,7 +157,7 @@ public final class SocketSession: Sendable {
 
     /// A session served by long-polling until it upgrades.
     /// - Parameter maxQueuedBytes: what may wait for polls before the client counts as too slow.
-    public init(id: String, pollingOn loop: any EventLoop, maxQueuedBytes: Int, gauges: ConnectedGauges? = nil) {
+    init(id: String, pollingOn loop: any EventLoop, maxQueuedBytes: Int, gauges: ConnectedGauges? = nil) {
         self.id = id
         self.gauges = gauges
         var state = State(transport: .polling, loop: loop)
@@ -168,13 +168,13 @@ public final class SocketSession: Sendable {
     /// Sets what is told when the session closes while polling (its close packet waits for the
     /// next poll): a client that does not poll its frames, a packet that cannot be decoded, a
     /// close from the server. The session must then be ended.
-    public func onPollingClose(_ body: (@Sendable () -> Void)?) {
+    func onPollingClose(_ body: (@Sendable () -> Void)?) {
         state.withLock { $0.onPollingClose = body }
     }
 
     /// Counts the session in its gauges (the application accepted it), under its transport until
     /// it upgrades.
-    public func countConnected() {
+    func countConnected() {
         state.withLock { state in
             guard !state.isCounted else { return }
             state.isCounted = true
@@ -183,7 +183,7 @@ public final class SocketSession: Sendable {
     }
 
     /// Stops counting the session (it disconnected).
-    public func countDisconnected() {
+    func countDisconnected() {
         state.withLock { state in
             guard state.isCounted else { return }
             state.isCounted = false
@@ -210,23 +210,26 @@ public final class SocketSession: Sendable {
         perform(state.withLock { state in Self.enqueue(frames, &state) }, nil)
     }
 
-    /// Delivers a published event of `channel`: at once, or held while the channel is joined, or
-    /// dropped when the snapshot just sent holds it already.
+    /// Delivers a broadcast to `room` of `namespace`: at once, or held while the room is being
+    /// joined, or dropped when the snapshot just sent holds it already (its position is no newer).
     /// - Returns: the connection the frame was written to without a flush (the caller flushes
-    ///   it once for all the events it delivers in a batch), or nil when it was queued or held.
-    public func deliver(_ frame: OutboundFrame, offset eventOffset: StreamPosition?, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
+    ///   it once for all the frames it delivers in a batch), or nil when it was queued or held.
+    public func deliver(
+        _ frame: OutboundFrame, to room: String, of namespace: String, position: BroadcastPosition? = nil
+    ) -> NIOLoopBound<WebSocketConnectionHandler>? {
         // The decision and the enqueue under one lock: a join that began between them would
-        // send its snapshot first, then this event that the snapshot already holds.
+        // send its snapshot first, then this broadcast that the snapshot already holds.
         let action = state.withLock { state -> Action in
             if !state.joins.isIdle {
-                if state.joins.held[channel] != nil {
-                    state.joins.held[channel]!.append((eventOffset, frame))
+                let key = RoomKey(namespace: namespace, room: room)
+                if state.joins.held[key] != nil {
+                    state.joins.held[key]!.append((position, frame))
                     return .none
                 }
-                if let floor = state.joins.floors[channel], let eventOffset {
-                    if eventOffset <= floor { return .none }
-                    // Offsets of a channel increase: nothing older can follow this one.
-                    state.joins.floors[channel] = nil
+                if let floor = state.joins.floors[key], let position {
+                    if position <= floor { return .none }
+                    // Positions in a room increase: nothing older can follow this one.
+                    state.joins.floors[key] = nil
                     state.joins.compact()
                 }
             }
@@ -235,54 +238,75 @@ public final class SocketSession: Sendable {
         return performDeferringFlush(action, frame)
     }
 
-    /// Delivers a volatile event of `channel` (a canvas preview): sent like any frame, except
-    /// while the channel is being joined, when it is dropped rather than held (the snapshot that
-    /// follows has the persisted state, and the next preview comes soon).
-    /// - Returns: as ``deliver(_:offset:channel:)``.
-    public func deliverVolatile(_ frame: OutboundFrame, channel: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
+    /// Delivers a broadcast of several frames (a packet and its attachments) to `room` of
+    /// `namespace`, kept together, as ``deliver(_:to:of:position:)`` delivers one.
+    func deliver(_ frames: [OutboundFrame], to room: String, of namespace: String, position: BroadcastPosition?) {
         let action = state.withLock { state -> Action in
-            if !state.joins.isIdle, state.joins.held[channel] != nil { return .none }
+            if !state.joins.isIdle {
+                let key = RoomKey(namespace: namespace, room: room)
+                if state.joins.held[key] != nil {
+                    state.joins.held[key]!.append(contentsOf: frames.map { (position, $0) })
+                    return .none
+                }
+                if let floor = state.joins.floors[key], let position {
+                    if position <= floor { return .none }
+                    state.joins.floors[key] = nil
+                    state.joins.compact()
+                }
+            }
+            return Self.enqueue(frames, &state)
+        }
+        perform(action, nil)
+    }
+
+    /// Delivers a volatile broadcast to `room` of `namespace`: sent like any frame, except while
+    /// the room is being joined, when it is dropped rather than held (the snapshot that follows
+    /// has the state it would change, and the next one comes soon).
+    /// - Returns: as ``deliver(_:to:of:position:)``.
+    public func deliverVolatile(_ frame: OutboundFrame, to room: String, of namespace: String) -> NIOLoopBound<WebSocketConnectionHandler>? {
+        let action = state.withLock { state -> Action in
+            if !state.joins.isIdle, state.joins.held[RoomKey(namespace: namespace, room: room)] != nil { return .none }
             return Self.enqueue(.frame(frame), &state)
         }
         return performDeferringFlush(action, frame)
     }
 
-    /// Starts holding `channel`'s events: call before subscribing, so none slips past the snapshot.
-    public func beginJoin(_ channel: String) {
+    /// Starts holding the room's broadcasts: call before the adapter adds the socket, so none
+    /// slips past the snapshot.
+    func beginJoin(_ key: RoomKey) {
         state.withLock { state in
-            if state.joins.held[channel] == nil { state.joins.held[channel] = [] }
+            if state.joins.held[key] == nil { state.joins.held[key] = [] }
         }
     }
 
-    /// Sends what the joiner needs first (a snapshot, or the events it missed: Engine.IO
-    /// packets), then the held events newer than `offset`, and goes live: no event is lost
-    /// between subscribing and reading, and none is sent twice. A failed join passes no packets
-    /// and no offset.
-    public func completeJoin(_ channel: String, sending packets: [ByteBuffer], upTo offset: StreamPosition?) {
-        let frames = packets.map(OutboundFrame.init(packet:))
+    /// Sends what the joiner needs first (a snapshot, or what it missed), then the held
+    /// broadcasts newer than `position`, and goes live: none is lost between the adapter adding
+    /// the socket and the snapshot, and none is sent twice. Passing no frames and no position
+    /// releases what was held as it is.
+    func completeJoin(_ key: RoomKey, sending frames: [OutboundFrame], upTo position: BroadcastPosition?) {
         let action = state.withLock { state -> Action in
-            guard let held = state.joins.held.removeValue(forKey: channel) else { return .none }
+            guard let held = state.joins.held.removeValue(forKey: key) else { return .none }
             state.joins.compact()
             var newer = false
             var released = frames
-            for event in held {
-                if let offset, let eventOffset = event.offset, eventOffset <= offset { continue }
-                if event.offset != nil { newer = true }
-                released.append(event.frame)
+            for broadcast in held {
+                if let position, let heldPosition = broadcast.position, heldPosition <= position { continue }
+                if broadcast.position != nil { newer = true }
+                released.append(broadcast.frame)
             }
-            // Until an event newer than `offset` arrives, older ones may still be on their way.
-            if let offset, !newer { state.joins.floors[channel] = offset }
+            // Until a broadcast newer than `position` arrives, older ones may still be on their way.
+            if let position, !newer { state.joins.floors[key] = position }
             return Self.enqueue(released, &state)
         }
         perform(action, nil)
     }
 
-    /// Stops holding `channel`'s events for a join that failed before anything was sent, and
+    /// Stops holding the room's broadcasts for a join that failed before anything was sent, and
     /// drops them.
-    public func abandonJoin(_ channel: String) {
+    func abandonJoin(_ key: RoomKey) {
         state.withLock { state in
-            state.joins.held[channel] = nil
-            state.joins.floors[channel] = nil
+            state.joins.held[key] = nil
+            state.joins.floors[key] = nil
             state.joins.compact()
         }
     }
@@ -293,21 +317,23 @@ public final class SocketSession: Sendable {
         perform(state.withLock { state in Self.enqueue(.close(WebSocketCloseReason(code, reason)), &state) }, nil)
     }
 
-    /// Sets what is told when the token's expiry changes; nil to stop.
-    public func onTokenExpiryChange(_ body: (@Sendable () -> Void)?) {
-        state.withLock { $0.onTokenExpiryChange = body }
+    /// Sets what is told when the deadline changes; nil to stop.
+    func onDeadlineChange(_ body: (@Sendable () -> Void)?) {
+        state.withLock { $0.onDeadlineChange = body }
     }
 
-    /// The socket's token now expires at `seconds` since 1970 (`.max`: no token).
-    public func setTokenExpiry(_ seconds: Int64) {
-        tokenExpiry.store(seconds, ordering: .relaxed)
-        state.withLock { $0.onTokenExpiryChange }?()
+    /// The session now ends at `deadline` (nil: never): its handler is warned
+    /// ``EngineIOSettings/deadlineWarning`` before, and the session is closed then.
+    func setDeadline(_ deadline: Date?) {
+        let milliseconds = deadline.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? .max
+        self.deadline.store(milliseconds, ordering: .relaxed)
+        state.withLock { $0.onDeadlineChange }?()
     }
 
     /// The client closed the session (Engine.IO's close packet): nothing more is sent, and a
     /// waiting poll ends with a noop, as the reference server answers it (engine.io
     /// `transports/polling.ts` `onClose`). Over WebSocket the connection closes.
-    public func clientClosed() {
+    func clientClosed() {
         let poll = state.withLock { state -> EventLoopPromise<ByteBuffer>? in
             guard case .polling = state.transport else { return nil }
             state.isClosed = true
@@ -322,7 +348,7 @@ public final class SocketSession: Sendable {
 
     /// Whether a WebSocket may take this session over: it still polls, and no other WebSocket
     /// is probing it. The reference server closes any other (engine.io `Server.onWebSocket`).
-    public var mayUpgrade: Bool {
+    var mayUpgrade: Bool {
         state.withLock { state in
             guard case .polling = state.transport else { return false }
             return !state.isUpgrading && !state.isClosed
@@ -330,7 +356,7 @@ public final class SocketSession: Sendable {
     }
 
     /// The connection is gone: drops what is queued and whatever comes later.
-    public func connectionClosed() {
+    func connectionClosed() {
         let poll = state.withLock { state in
             state.isClosed = true
             state.queue = []
@@ -344,7 +370,7 @@ public final class SocketSession: Sendable {
 
     /// Takes the frames waiting for a poll: at once when there are some, else when the next one
     /// comes. The body is Engine.IO packets joined by 0x1E.
-    public func poll() -> EventLoopFuture<ByteBuffer> {
+    func poll() -> EventLoopFuture<ByteBuffer> {
         state.withLock { state -> EventLoopFuture<ByteBuffer> in
             if !state.polled.isEmpty {
                 return state.loop.makeSucceededFuture(Self.takePolled(&state))
@@ -363,7 +389,7 @@ public final class SocketSession: Sendable {
     /// with a noop now, and so does every poll until the upgrade or ``abandonUpgrade()``, as the
     /// reference server does (socketio/engine.io `Socket._maybeUpgrade`). socket.io-client sends
     /// the upgrade packet only once its pending poll has ended.
-    public func beginUpgrade() {
+    func beginUpgrade() {
         let poll = state.withLock { state -> EventLoopPromise<ByteBuffer>? in
             guard case .polling = state.transport, !state.isClosed else { return nil }
             state.isUpgrading = true
@@ -374,13 +400,13 @@ public final class SocketSession: Sendable {
     }
 
     /// The probing WebSocket closed before the upgrade: polls wait for frames again.
-    public func abandonUpgrade() {
+    func abandonUpgrade() {
         state.withLock { $0.isUpgrading = false }
     }
 
     /// Moves the session to a WebSocket connection (Engine.IO's upgrade packet came on it): the
     /// waiting poll ends with a noop, and frames not polled yet go out on the WebSocket.
-    public func upgrade(to connection: WebSocketConnectionHandler) {
+    func upgrade(to connection: WebSocketConnectionHandler) {
         let (poll, action) = state.withLock { state -> (EventLoopPromise<ByteBuffer>?, Action) in
             if state.isCounted { state.connectedGauge(gauges)?.decrement() }
             state.transport = .webSocket(NIOLoopBound(connection, eventLoop: connection.eventLoop))
