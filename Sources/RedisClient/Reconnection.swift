@@ -23,7 +23,9 @@ struct Reconnection {
         var failures = 0
         while !Task.isCancelled {
             do {
-                return (try await attempt(), failures)
+                // Awaited into a local first: see CONTRIBUTING.md on tuples built around a `try await`.
+                let value = try await attempt()
+                return (value, failures)
             } catch where error.code == .clientShutdown {
                 return nil
             } catch {

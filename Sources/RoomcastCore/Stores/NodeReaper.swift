@@ -100,18 +100,22 @@ public struct NodeReaper: Sendable {
     private func clean(_ node: NodeID, rooms: [RoomID], users: [UserID]) async throws(RoomcastError) -> (members: Int, sockets: Int) {
         let (presence, sockets) = (presence, sockets)
         let results = await withTaskGroup(of: (Entry, Result<Int, RoomcastError>).self) { group in
-            for room in rooms {
+            for entry in rooms.map(Entry.room) + users.map(Entry.user) {
                 group.addTask {
-                    do throws(RoomcastError) { return (.room(room), .success(try await presence.reap(room, node: node))) } catch {
-                        return (.room(room), .failure(error))
+                    let outcome: Result<Int, RoomcastError>
+                    do throws(RoomcastError) {
+                        switch entry {
+                        case .room(let room): outcome = .success(try await presence.reap(room, node: node))
+                        case .user(let user): outcome = .success(try await sockets.reap(user, node: node))
+                        }
+                    } catch {
+                        outcome = .failure(error)
                     }
-                }
-            }
-            for user in users {
-                group.addTask {
-                    do throws(RoomcastError) { return (.user(user), .success(try await sockets.reap(user, node: node))) } catch {
-                        return (.user(user), .failure(error))
-                    }
+                    // Awaited first, the pair made after: Swift 6.3 at -O miscompiles
+                    // `return (entry, .success(try await …))` inside `do`/`catch`. It drops the write
+                    // of `entry` into the task's result, made before the suspension, because the
+                    // `catch` writes it again; the parent then copies an uninitialised `Entry`.
+                    return (entry, outcome)
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
