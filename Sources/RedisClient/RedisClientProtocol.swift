@@ -3,8 +3,8 @@ public import NIOCore
 public import NIOPosix
 public import ServiceLifecycle
 
-/// What the application's stores need of Redis: commands, pipelines and scripts, wherever the
-/// keys live.
+/// What the application's stores need of Redis: commands, pipelines and library functions,
+/// wherever the keys live.
 ///
 /// Two clients implement it: ``RedisClient`` (a pool to one server) and ``RedisClusterClient``
 /// (the slot map and a ``RedisClient`` per master). ``RedisConfiguration/makeClient(eventLoopGroup:logger:)``
@@ -32,20 +32,23 @@ public protocol RedisClientProtocol: Service, Sendable {
     /// order, error replies as ``RedisReply/error(_:)`` elements.
     func pipeline(_ commands: [RedisCommand], timeout: Duration?) async throws(RedisError) -> [RedisReply]
 
-    /// Runs a script with `EVALSHA`; when Redis has lost it (`NOSCRIPT` after a restart or
-    /// `SCRIPT FLUSH`), loads it again and retries once.
-    /// - Parameter durability: what the reply waits for besides the master's: for a script that
-    ///   changes state, pass ``RedisConfiguration/writeDurability`` (the deployment's choice);
-    ///   ``RedisWriteDurability/master`` for one that only reads.
-    /// - Throws: ``RedisError/Code/notReplicated`` when the script ran but fewer replicas than
+    /// Runs a library function (`FCALL`, or `FCALL_RO` for one that only reads) where its keys
+    /// live. A server that lacks the library (`ERR Function not found`: a new master, one
+    /// restarted without its data, or `FUNCTION FLUSH`) has it loaded, that very server (in a
+    /// cluster, the one that answered, an `ASK` target included), and runs the call again.
+    ///
+    /// Every call of a function that changes state goes through here.
+    /// - Parameter durability: what the reply waits for besides the master's: for a change a
+    ///   client is told is done, ``RedisConfiguration/writeDurability`` (the deployment's choice);
+    ///   ``RedisWriteDurability/master`` otherwise. `WAIT` follows the call in the same write, on
+    ///   the connection of the master that ran it.
+    /// - Throws: ``RedisError/Code/notReplicated`` when the function ran but fewer replicas than
     ///   `durability` asks confirmed it in time.
-    func evaluate(
-        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
-    ) async throws(RedisError) -> RedisReply
+    func call(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply
 
-    /// Loads scripts into the script cache (`SCRIPT LOAD`) of every server that may run them,
-    /// failing early on a Lua syntax error.
-    func load(_ scripts: [RedisScript]) async throws(RedisError)
+    /// Loads a function library (`FUNCTION LOAD REPLACE`) on every server that may run its
+    /// functions, failing early on a Lua error.
+    func load(_ library: RedisFunctionLibrary) async throws(RedisError)
 
     /// Closes every connection and fails waiting callers; `run()` does this when it ends.
     func shutdown()
@@ -72,22 +75,20 @@ extension RedisClientProtocol {
         try await pipeline(commands, timeout: nil)
     }
 
-    /// Runs a script within the configured timeout; its reply is the master's
+    /// Runs a library function within the configured timeout; its reply is the master's
     /// (``RedisWriteDurability/master``).
-    public func evaluate(_ script: RedisScript, keys: [String] = [], arguments: [any RedisArgument] = []) async throws(RedisError) -> RedisReply {
-        try await evaluate(script, keys: keys, arguments: arguments, timeout: nil, durability: .master)
+    public func call(_ call: RedisFunctionCall) async throws(RedisError) -> RedisReply {
+        try await self.call(call, timeout: nil, durability: .master)
     }
 
-    /// Runs a script; its reply is the master's (``RedisWriteDurability/master``).
-    public func evaluate(_ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?) async throws(RedisError) -> RedisReply {
-        try await evaluate(script, keys: keys, arguments: arguments, timeout: timeout, durability: .master)
+    /// Runs a library function; its reply is the master's (``RedisWriteDurability/master``).
+    public func call(_ call: RedisFunctionCall, timeout: Duration?) async throws(RedisError) -> RedisReply {
+        try await self.call(call, timeout: timeout, durability: .master)
     }
 
-    /// Runs a script within the configured timeout, its reply waiting for `durability`.
-    public func evaluate(
-        _ script: RedisScript, keys: [String] = [], arguments: [any RedisArgument] = [], durability: RedisWriteDurability
-    ) async throws(RedisError) -> RedisReply {
-        try await evaluate(script, keys: keys, arguments: arguments, timeout: nil, durability: durability)
+    /// Runs a library function within the configured timeout, its reply waiting for `durability`.
+    public func call(_ call: RedisFunctionCall, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
+        try await self.call(call, timeout: nil, durability: durability)
     }
 
     /// `PING`: true when Redis answered in time.
@@ -112,7 +113,7 @@ extension RedisConfiguration {
 }
 
 /// The layer both clients share under the public API: sends with no metrics (what a cluster
-/// client calls on its masters' pools, and a script's run is made of), and the metrics the
+/// client calls on its masters' pools, and a function call's run is made of), and the metrics the
 /// public calls are measured in.
 protocol RedisCommandRunner: Sendable {
     var configuration: RedisConfiguration { get }
@@ -122,10 +123,10 @@ protocol RedisCommandRunner: Sendable {
     func sendUnmeasured(_ command: RedisCommand, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply
     /// `commands` is never empty.
     func pipelineUnmeasured(_ commands: [RedisCommand], deadline: NIODeadline) async throws(RedisError) -> [RedisReply]
-    /// Loads a script on every server that answers, after it was found missing where its keys'
-    /// slot is not served yet by its own master (a migrating slot's importing master, `ASK`).
-    /// Unreachable servers are skipped: they are not what the script was missing from.
-    func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError)
+    /// Runs a function call where its keys live, loading its library on the server that said it
+    /// lacks it, `WAIT` after it on the same connection when `durability` asks for replicas
+    /// (``RedisClientProtocol/call(_:timeout:durability:)``).
+    func callUnmeasured(_ call: RedisFunctionCall, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply
 }
 
 extension RedisCommandRunner {
@@ -167,31 +168,14 @@ extension RedisCommandRunner {
         }
     }
 
-    /// ``RedisClientProtocol/evaluate(_:keys:arguments:timeout:)``, measured as one command named
-    /// after the script, a reload included: a `NOSCRIPT` answered by loading it again is not a
+    /// ``RedisClientProtocol/call(_:timeout:durability:)``, measured as one command named after
+    /// the function, a reload included: a server that lacked the library and loaded it is not a
     /// failure the caller sees.
-    func measuredEvaluate(
-        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
-    ) async throws(RedisError) -> RedisReply {
-        let command = RedisCommand("EVALSHA", [script.sha1, keys.count] + keys + arguments, keys: keys)
-        let instruments = metrics.instruments(for: script.name)
+    func measuredCall(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
+        let instruments = metrics.instruments(for: call.function)
         let start = NIODeadline.now()
-        do throws(RedisError) {
-            let reply: RedisReply
-            do throws(RedisError) {
-                reply = try await sendUnmeasured(command, durability: durability, deadline: deadline(timeout))
-            } catch where error.replyPrefix == "NOSCRIPT" {
-                // Routed by the script's keys: in a cluster, the master that lacked it loads it.
-                try script.checkLoaded(try await sendUnmeasured(script.loadCommand(keys: keys), deadline: deadline(timeout)))
-                do throws(RedisError) {
-                    reply = try await sendUnmeasured(command, durability: durability, deadline: deadline(timeout))
-                } catch where error.replyPrefix == "NOSCRIPT" {
-                    // Still missing: the keys' slot is migrating and the importing master,
-                    // which the retry was asked to go to, lacked it.
-                    try await loadOnEveryServer(script, deadline: deadline(timeout))
-                    reply = try await sendUnmeasured(command, durability: durability, deadline: deadline(timeout))
-                }
-            }
+        do {
+            let reply = try await callUnmeasured(call, durability: durability, deadline: deadline(timeout))
             instruments.succeeded(since: start)
             return reply
         } catch {

@@ -12,8 +12,8 @@ import Synchronization
 ///
 /// Both after ``RedisConfiguration/metricsPrefix``.
 ///
-/// `command` is the command word in lower case (`get`, `publish`), a script's name for
-/// ``RedisClientProtocol/evaluate(_:keys:arguments:timeout:)`` (`element_create`), and for a pipeline the
+/// `command` is the command word in lower case (`get`, `publish`), a library function's name for
+/// ``RedisClientProtocol/call(_:timeout:durability:)`` (`element_create`), and for a pipeline the
 /// word its commands share or `pipeline`. Past ``maximumNames`` distinct names, others count as
 /// `other`, so a caller sending arbitrary words cannot grow the label set without bound.
 final class RedisCommandMetrics: Sendable {
@@ -57,7 +57,7 @@ final class RedisCommandMetrics: Sendable {
 
     private let byName = Mutex<[String: Instruments]>([:])
 
-    /// The instruments of command (or script) `name`, made on first use.
+    /// The instruments of command (or function) `name`, made on first use.
     func instruments(for name: String) -> Instruments {
         byName.withLock { byName in
             if let known = byName[name] { return known }

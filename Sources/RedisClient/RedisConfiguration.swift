@@ -17,7 +17,7 @@ public struct RedisConfiguration: Sendable {
     /// TLS for every connection (`rediss://`, `rediss-cluster://`); `nil`: plain TCP.
     public var tls: RedisTLS?
     /// How sure the reply of a state-changing script is that the change survives its master's
-    /// loss, unless a call asks otherwise (``RedisClientProtocol/evaluate(_:keys:arguments:timeout:durability:)``).
+    /// loss, unless a call asks otherwise (``RedisClientProtocol/call(_:timeout:durability:)``).
     public var writeDurability: RedisWriteDurability = .master
     /// Connections the client keeps open; commands are pipelined over all of them.
     public var poolSize: Int = 2

@@ -31,7 +31,7 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The client was shut down.
         public static let clientShutdown = Code(.clientShutdown)
-        /// In cluster mode, a command's (or script's) keys hash to more than one slot; it was not sent.
+        /// In cluster mode, a command's (or function call's) keys hash to more than one slot; it was not sent.
         public static let crossSlot = Code(.crossSlot)
         /// A write asked to reach replicas (``RedisWriteDurability/replicas(_:timeout:)``) was
         /// applied by the master, but fewer replicas than asked confirmed it in time: it may be

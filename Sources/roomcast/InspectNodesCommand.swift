@@ -5,7 +5,7 @@ import RoomcastCore
 struct InspectNodesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nodes",
-        abstract: "The live gateway nodes of the node registry, with their addresses and socket counts."
+        abstract: "The live gateway nodes of the node registry, with their addresses and socket counts, and the expired nodes still to be reaped."
     )
 
     @OptionGroup var options: InspectOptions

@@ -3,11 +3,19 @@ import RedisClient
 import RoomcastTestSupport
 import Testing
 
-/// ``RedisWriteDurability/replicas(_:timeout:)``: a script's reply waits for `WAIT` on the very
-/// connection that ran it, in one server with a replica and in a cluster with a replica per master.
+/// ``RedisWriteDurability/replicas(_:timeout:)``: a function call's reply waits for `WAIT` on the
+/// very connection that ran it, in one server with a replica and in a cluster with a replica per
+/// master, a call that had to load its library first included.
 @Suite("Durable writes: WAIT after the write, on its connection", .serialized)
 struct DurableWriteTests {
-    static let write = RedisScript(name: "write", source: "redis.call('SET', KEYS[1], ARGV[1]) return 'done'")
+    static let library = RedisFunctionLibrary(
+        name: "durable",
+        lua: "redis.register_function('write_' .. VERSION, function(keys, args) redis.call('SET', keys[1], args[1]) return 'done' end)"
+    )
+
+    static func write(_ key: String, _ value: String) -> RedisFunctionCall {
+        RedisFunctionCall("write", in: library, keys: [key], arguments: [value], isReadOnly: false)
+    }
 
     /// A replica of `master`, in sync.
     static func withReplica<Result>(of master: RedisServer, _ body: (RedisServer) async throws -> Result) async throws -> Result {
@@ -30,8 +38,11 @@ struct DurableWriteTests {
                 let durable = RedisWriteDurability.replicas(1, timeout: .milliseconds(200))
                 configuration.writeDurability = durable
                 try await withClient(configuration) { client in
+                    // The library is not loaded yet: the first call loads it, then runs with its WAIT;
+                    // so does the call after FUNCTION FLUSH.
                     for round in 0..<8 {
-                        let reply = try await client.evaluate(Self.write, keys: ["k\(round)"], arguments: ["v\(round)"], durability: durable)
+                        if round == 4 { _ = try await client.send("FUNCTION", "FLUSH") }
+                        let reply = try await client.call(Self.write("k\(round)", "v\(round)"), durability: durable)
                         #expect(reply.string == "done")
                         // Confirmed by the replica: it has it now.
                         #expect(try await RedisCluster.cli(["-p", "\(replica.port)", "GET", "k\(round)"]).contains("v\(round)"))
@@ -39,8 +50,9 @@ struct DurableWriteTests {
 
                     await replica.freeze()
                     for round in 0..<8 {
+                        if round == 4 { _ = try await client.send("FUNCTION", "FLUSH") }
                         do throws(RedisError) {
-                            _ = try await client.evaluate(Self.write, keys: ["lagging\(round)"], arguments: ["x"], durability: durable)
+                            _ = try await client.call(Self.write("lagging\(round)", "x"), durability: durable)
                             Issue.record("a durable write was answered while its replica was frozen")
                         } catch {
                             #expect(error.code == .notReplicated, "\(error)")
@@ -48,14 +60,14 @@ struct DurableWriteTests {
                         #expect(try await client.send("GET", "lagging\(round)").string == "x", "the master applied it")
                     }
                     // A write that asks only for the master's reply does not wait.
-                    #expect(try await client.evaluate(Self.write, keys: ["plain"], arguments: ["y"], durability: .master).string == "done")
+                    #expect(try await client.call(Self.write("plain", "y"), durability: .master).string == "done")
                     await replica.thaw()
                 }
             }
         }
     }
 
-    @Test("a cluster: WAIT goes to the master that ran the script; a lagging replica fails only its own master's writes")
+    @Test("a cluster: WAIT goes to the master that ran the function; a lagging replica fails only its own master's writes")
     func cluster() async throws {
         try await RedisCluster.with(replicasPerMaster: 1) { cluster in
             var configuration = try testConfiguration(url: cluster.url, poolSize: 2)
@@ -64,7 +76,7 @@ struct DurableWriteTests {
             try await withClient(configuration) { client in
                 let keys = (0..<12).map { "durable:{\($0)}" }
                 for key in keys {
-                    #expect(try await client.evaluate(Self.write, keys: [key], arguments: ["v"], durability: durable).string == "done", "\(key)")
+                    #expect(try await client.call(Self.write(key, "v"), durability: durable).string == "done", "\(key)")
                 }
                 let victim = cluster.servers[0]
                 let replica = try await cluster.replica(of: victim)
@@ -73,7 +85,7 @@ struct DurableWriteTests {
                 for key in keys {
                     let port = try await cluster.port(servingKey: key)
                     do throws(RedisError) {
-                        _ = try await client.evaluate(Self.write, keys: [key], arguments: ["w"], durability: durable)
+                        _ = try await client.call(Self.write(key, "w"), durability: durable)
                         #expect(port != victim.port, "\(key) on the lagging replica's master was answered")
                     } catch {
                         #expect(port == victim.port && error.code == .notReplicated, "\(key): \(error)")

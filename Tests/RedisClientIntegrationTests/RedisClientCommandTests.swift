@@ -117,32 +117,44 @@ struct RedisClientCommandTests {
         }
     }
 
-    @Test("scripts run by SHA and survive SCRIPT FLUSH")
-    func scriptsReloadAfterFlush() async throws {
+    static let add = RedisFunctionLibrary(
+        name: "test",
+        lua: """
+            redis.register_function('add_' .. VERSION, function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)
+            redis.register_function{ function_name = 'get_' .. VERSION, callback = function(keys) return redis.call('GET', keys[1]) end, flags = { 'no-writes' } }
+            """
+    )
+
+    @Test("library functions run by name, read-only ones with FCALL_RO, and the library is loaded again after FUNCTION FLUSH")
+    func functionsReloadAfterFlush() async throws {
         try await RedisServer.with { server in
             try await withClient(try testConfiguration(server)) { client in
-                let script = RedisScript(name: "add", source: "return redis.call('INCRBY', KEYS[1], ARGV[1])")
-                try await client.load([script])
-                #expect(try await client.evaluate(script, keys: ["total"], arguments: [5]) == .integer(5))
-                _ = try await client.send("SCRIPT", "FLUSH")
-                #expect(try await client.send("SCRIPT", "EXISTS", script.sha1) == .array([.integer(0)]))
-                #expect(try await client.evaluate(script, keys: ["total"], arguments: [2]) == .integer(7))
-                #expect(try await client.send("SCRIPT", "EXISTS", script.sha1) == .array([.integer(1)]))
+                let library = Self.add
+                try await client.load(library)
+                #expect(try await client.call(RedisFunctionCall("add", in: library, keys: ["total"], arguments: [5], isReadOnly: false)) == .integer(5))
+                _ = try await client.send("FUNCTION", "FLUSH")
+                #expect(try await client.send(RedisCommand("FUNCTION", "LIST"), as: [RedisReply].self).isEmpty)
+                #expect(try await client.call(RedisFunctionCall("add", in: library, keys: ["total"], arguments: [2], isReadOnly: false)) == .integer(7))
+                #expect(try await client.call(RedisFunctionCall("get", in: library, keys: ["total"], arguments: [], isReadOnly: true)).string == "7")
+                #expect(try await client.send(RedisCommand("FUNCTION", "LIST"), as: [RedisReply].self).count == 1)
+                // Loading the same version again changes nothing.
+                try await client.load(library)
             }
         }
     }
 
-    @Test("a Lua syntax error is reported when the script is loaded")
-    func scriptSyntaxError() async throws {
+    @Test("a Lua error is reported when the library is loaded, and a missing function that no load provides is the caller's error")
+    func libraryErrors() async throws {
         try await RedisServer.with { server in
             try await withClient(try testConfiguration(server)) { client in
-                do {
-                    try await client.load([RedisScript(name: "broken", source: "return (")])
-                    Issue.record("loading a broken script should fail")
-                } catch let error as RedisError {
-                    #expect(error.code == .reply)
-                    #expect(error.message.contains("Error compiling script"))
+                let broken = await #expect(throws: RedisError.self) { try await client.load(RedisFunctionLibrary(name: "broken", lua: "return (")) }
+                #expect(broken?.code == .reply)
+                #expect(broken?.message.contains("Error compiling function") == true)
+                // The library loads, but has no such function: the reload does not loop.
+                let missing = await #expect(throws: RedisError.self) {
+                    try await client.call(RedisFunctionCall("nothing", in: Self.add, keys: [], arguments: [], isReadOnly: false))
                 }
+                #expect(missing?.message.hasPrefix("ERR Function not found") == true)
             }
         }
     }

@@ -36,57 +36,108 @@ struct RedisClusterClientTests {
         }
     }
 
-    @Test("scripts run on the master of their keys and are loaded again there after SCRIPT FLUSH")
-    func scripts() async throws {
+    static let library = RedisFunctionLibrary(
+        name: "test",
+        lua: """
+            redis.register_function('incr_both_' .. VERSION, function(keys) redis.call('INCR', keys[1]); return redis.call('INCR', keys[2]) end)
+            redis.register_function('set_fresh_' .. VERSION, function(keys, args) return redis.call('SET', keys[1], args[1]) end)
+            redis.register_function('incr_one_' .. VERSION, function(keys) return redis.call('INCR', keys[1]) end)
+            """
+    )
+
+    static func incrementBoth(_ keys: [String]) -> RedisFunctionCall {
+        RedisFunctionCall("incr_both", in: library, keys: keys, arguments: [], isReadOnly: false)
+    }
+
+    static func setFresh(_ key: String, to value: String) -> RedisFunctionCall {
+        RedisFunctionCall("set_fresh", in: library, keys: [key], arguments: [value], isReadOnly: false)
+    }
+
+    @Test("functions run on the master of their keys and the library is loaded again there after FUNCTION FLUSH")
+    func functions() async throws {
         try await RedisCluster.with { cluster in
             try await cluster.withClusterClient { client in
-                let script = RedisScript(name: "incr_both", source: "redis.call('INCR', KEYS[1]); return redis.call('INCR', KEYS[2])")
-                try await client.load([script])
+                try await client.load(Self.library)
                 for port in cluster.ports {
-                    #expect(try await cluster.ask(port, "SCRIPT", "EXISTS", script.sha1) == "1")
+                    #expect(try await cluster.ask(port, "FUNCTION", "LIST", "LIBRARYNAME", Self.library.name).contains(Self.library.name))
                 }
                 for room in 0..<9 {
-                    let keys = ["room:{s\(room)}:a", "room:{s\(room)}:b"]
-                    #expect(try await client.evaluate(script, keys: keys) == .integer(1))
+                    #expect(try await client.call(Self.incrementBoth(["room:{s\(room)}:a", "room:{s\(room)}:b"])) == .integer(1))
                 }
-                for port in cluster.ports { _ = try await cluster.ask(port, "SCRIPT", "FLUSH") }
+                for port in cluster.ports { _ = try await cluster.ask(port, "FUNCTION", "FLUSH") }
                 for room in 0..<9 {
-                    #expect(try await client.evaluate(script, keys: ["room:{s\(room)}:a", "room:{s\(room)}:b"]) == .integer(2))
+                    #expect(try await client.call(Self.incrementBoth(["room:{s\(room)}:a", "room:{s\(room)}:b"])) == .integer(2))
                 }
-                let crossSlot = await #expect(throws: RedisError.self) {
-                    try await client.evaluate(script, keys: ["user:{a}", "push:{outbox}"])
-                }
+                let crossSlot = await #expect(throws: RedisError.self) { try await client.call(Self.incrementBoth(["user:{a}", "push:{outbox}"])) }
                 #expect(crossSlot?.code == .crossSlot)
             }
         }
     }
 
-    @Test("a script the importing master lacks is loaded there during a migration (ASK, then NOSCRIPT)")
-    func scriptMissingOnTheImportingMaster() async throws {
+    /// Starts a migration of `key`'s slot from the master serving it to the master on `target`;
+    /// the key is on neither, so the source answers `ASK` and the target is asked.
+    static func migrate(_ key: String, in cluster: RedisCluster, to target: Int) async throws -> (source: Int, slot: String) {
+        let source = try await cluster.port(servingKey: key)
+        let slot = try await cluster.cli(port: source, ["CLUSTER", "KEYSLOT", key]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let sourceID = try await cluster.nodeID(port: source)
+        let targetID = try await cluster.nodeID(port: target)
+        _ = try await cluster.cli(port: target, ["CLUSTER", "SETSLOT", slot, "IMPORTING", sourceID])
+        _ = try await cluster.cli(port: source, ["CLUSTER", "SETSLOT", slot, "MIGRATING", targetID])
+        return (source, slot)
+    }
+
+    /// The importing master answers `Function not found`: a load routed by the keys' slot would
+    /// go to the source master, which has the library, and the call would fail again.
+    @Test("a library the importing master lacks is loaded on that master, the one that answered, during a migration (ASK, then Function not found)")
+    func libraryMissingOnTheImportingMaster() async throws {
         try await RedisCluster.with { cluster in
             try await cluster.withClusterClient { client in
-                let script = RedisScript(name: "set_fresh", source: "return redis.call('SET', KEYS[1], ARGV[1])")
-                let key = "room:{ask-noscript}:fresh"
+                let key = "room:{ask-nofunction}:fresh"
                 let source = try await cluster.port(servingKey: key)
                 let target = try #require(cluster.ports.first { $0 != source })
-                // Only the slot's master has the script, as after a NOSCRIPT answered there.
-                #expect(try await cluster.ask(source, "SCRIPT", "LOAD", script.source) == script.sha1)
-                #expect(try await cluster.ask(target, "SCRIPT", "EXISTS", script.sha1) == "0")
-                // The slot starts migrating; the key is on neither master, so the source answers
-                // ASK and the target, which lacks the script, NOSCRIPT.
-                let slot = try await cluster.cli(port: source, ["CLUSTER", "KEYSLOT", key]).trimmingCharacters(in: .whitespacesAndNewlines)
-                let sourceID = try await cluster.nodeID(port: source)
-                let targetID = try await cluster.nodeID(port: target)
-                _ = try await cluster.cli(port: target, ["CLUSTER", "SETSLOT", slot, "IMPORTING", sourceID])
-                _ = try await cluster.cli(port: source, ["CLUSTER", "SETSLOT", slot, "MIGRATING", targetID])
+                // Only the slot's master has the library, as after a call loaded it there.
+                #expect(try await cluster.ask(source, "FUNCTION", "LOAD", Self.library.source) == Self.library.name)
+                _ = try await Self.migrate(key, in: cluster, to: target)
 
-                #expect(try await client.evaluate(script, keys: [key], arguments: ["moved"]) == .status("OK"))
-                #expect(try await cluster.ask(target, "SCRIPT", "EXISTS", script.sha1) == "1")
-
-                _ = try await cluster.cli(port: target, ["CLUSTER", "SETSLOT", slot, "NODE", targetID])
-                _ = try await cluster.cli(port: source, ["CLUSTER", "SETSLOT", slot, "NODE", targetID])
-                #expect(try await client.send("GET", key).string == "moved")
+                #expect(try await client.call(Self.setFresh(key, to: "moved")) == .status("OK"))
+                #expect(try await cluster.ask(target, "FUNCTION", "LIST", "LIBRARYNAME", Self.library.name).contains(Self.library.name))
             }
+        }
+    }
+
+    /// A master just added to the cluster (no slot yet, so in no slot map) imports a slot: it
+    /// lacks the library, and no load routed by slot, nor one sent to every master of the map,
+    /// reaches it.
+    @Test("a new master importing a slot, in no slot map yet, is given the library by the call it refused")
+    func libraryMissingOnANewMaster() async throws {
+        try await RedisCluster.with { cluster in
+            let added = try await RedisServer(arguments: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"])
+            do {
+                _ = try await RedisCluster.cli(["--cluster", "add-node", "127.0.0.1:\(added.port)", "127.0.0.1:\(cluster.ports[0])"])
+                let addedID = try await cluster.nodeID(port: added.port)
+                // Every master knows the new one, and it knows the slot map (until then it answers CLUSTERDOWN).
+                #expect(try await eventually(within: .seconds(30)) {
+                    var known = try await cluster.ask(added.port, "CLUSTER", "INFO").contains("cluster_state:ok")
+                    for port in cluster.ports + [added.port] {
+                        let nodes = try await cluster.ask(port, "CLUSTER", "NODES")
+                        known = known && nodes.contains(addedID) && nodes.split(separator: "\n").count == 4
+                    }
+                    return known
+                })
+                try await cluster.withClusterClient { client in
+                    try await client.load(Self.library)
+                    #expect(try await cluster.ask(added.port, "FUNCTION", "LIST").isEmpty)
+                    let key = "room:{new-master}:fresh"
+                    _ = try await Self.migrate(key, in: cluster, to: added.port)
+
+                    #expect(try await client.call(Self.setFresh(key, to: "on the new master")) == .status("OK"))
+                    #expect(try await cluster.ask(added.port, "FUNCTION", "LIST", "LIBRARYNAME", Self.library.name).contains(Self.library.name))
+                }
+            } catch {
+                await added.destroy()
+                throw error
+            }
+            await added.destroy()
         }
     }
 
@@ -155,7 +206,7 @@ struct RedisClusterClientTests {
                                 let key = keys[index % keys.count]
                                 index += 7
                                 do {
-                                    _ = try await client.evaluate(Self.increment, keys: [key])
+                                    _ = try await client.call(Self.incrementOne(key))
                                     counts[key, default: 0] += 1
                                 } catch {
                                     failures += 1
@@ -185,7 +236,9 @@ struct RedisClusterClientTests {
         }
     }
 
-    private static let increment = RedisScript(name: "increment", source: "return redis.call('INCR', KEYS[1])")
+    private static func incrementOne(_ key: String) -> RedisFunctionCall {
+        RedisFunctionCall("incr_one", in: library, keys: [key], arguments: [], isReadOnly: false)
+    }
 }
 
 /// A flag set once by one task and read by others.

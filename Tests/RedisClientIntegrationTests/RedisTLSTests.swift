@@ -6,10 +6,10 @@ import RoomcastTestSupport
 import Testing
 
 /// `rediss://` and `rediss-cluster://` against `redis-server --tls-port` (no plain port) with
-/// certificates each test makes: commands, scripts and sharded pub/sub go over TLS; a server the
-/// client must not trust, or that does not trust the client, or a wrong password, is refused at
-/// connect with an error naming the cause; the client keeps trying and gets through once the
-/// server is right.
+/// certificates each test makes: commands, library functions and sharded pub/sub go over TLS; a
+/// server the client must not trust, or that does not trust the client, or a wrong password, is
+/// refused at connect with an error naming the cause; the client keeps trying and gets through
+/// once the server is right.
 @Suite("Redis over TLS", .serialized)
 struct RedisTLSTests {
     static func withCertificates<Result>(_ body: (TestTLSFiles) async throws -> Result) async throws -> Result {
@@ -27,7 +27,7 @@ struct RedisTLSTests {
         }
     }
 
-    @Test("rediss://: commands, a pipeline, a script and sharded pub/sub, with a client certificate the server asks for")
+    @Test("rediss://: commands, a pipeline, a library function and sharded pub/sub, with a client certificate the server asks for")
     func standalone() async throws {
         try await Self.withCertificates { certificates in
             try await RedisServer.with(tls: .init(certificate: certificates.server, authClients: true)) { server in
@@ -41,8 +41,11 @@ struct RedisTLSTests {
                         #expect(try await client.send("GET", "over").string == "tls")
                         let replies = try await client.pipeline([RedisCommand("INCR", "n"), RedisCommand("INCR", "n")])
                         #expect(replies == [.integer(1), .integer(2)])
-                        let script = RedisScript(name: "echo", source: "return ARGV[1]")
-                        #expect(try await client.evaluate(script, arguments: ["lua"]).string == "lua")
+                        let library = RedisFunctionLibrary(
+                            name: "tls", lua: "redis.register_function('echo_' .. VERSION, function(keys, args) return args[1] end)"
+                        )
+                        let echo = RedisFunctionCall("echo", in: library, keys: [], arguments: ["lua"], isReadOnly: false)
+                        #expect(try await client.call(echo).string == "lua")
                         // The name is kept: `CLIENT LIST` tells the connections apart, TLS or not.
                         #expect(try await client.send("CLIENT", "INFO").string?.contains("name=roomcast-tls-test") == true)
 

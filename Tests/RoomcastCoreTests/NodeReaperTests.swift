@@ -1,7 +1,8 @@
 import RedisClient
-import RoomcastCore
 import RoomcastTestSupport
 import Testing
+
+@testable import RoomcastCore
 
 /// NodeReaper on a real Redis: a dead node's presence members and socket counts go, announced,
 /// found through the node's index; live nodes are left alone; reapers share the work.
@@ -177,6 +178,86 @@ struct NodeReaperTests {
             let beat = try await registry.heartbeat(Self.info(Self.live), ttl: .seconds(60))
             #expect(beat.lapsed)
             #expect(try await registry.liveNodes().map(\.id) == [Self.live])
+        }
+    }
+
+    /// A reaper's claim is a lease: one that dies between taking a batch and running its functions
+    /// must not leave those rooms and users to the members' backstop (an hour).
+    @Test("a reaper that dies with a batch claimed keeps the node in the registry, and the next reaper takes the batch once the claim lapsed")
+    func deadReapersBatchClaimedAgain() async throws {
+        try await withTestRedis { redis, _ in
+            let f = try await PresenceStoreTests.fixture(redis)
+            try await Self.hold(Self.dead, Self.socket(Self.dead, "a"), of: f.alice.id, in: [f.room], redis)
+            try await Self.hold(Self.dead, Self.socket(Self.dead, "b"), of: f.bob.id, in: [f.room], redis)
+            try await Self.kill(Self.dead, redis)
+
+            // A reaper claims the batch, then dies before its functions run.
+            let claim = try await Self.reaper(redis).claim(Self.dead)
+            guard case .claimed(let rooms, let users, let pending) = claim else {
+                Issue.record("claimed nothing: \(claim)")
+                return
+            }
+            #expect(rooms == [f.room] && Set(users) == [f.alice.id, f.bob.id] && pending == 0)
+            // Another reaper finds the index empty but the claim held: it reaps nothing and
+            // leaves the node in the registry for whoever finishes the batch.
+            #expect(try await Self.reaper(redis).reap([Self.dead]) == NodeReaper.Reaped())
+            #expect(try await Self.members(redis, f.room).count == 2)
+            #expect(try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, Self.dead.rawValue)).string == "1")
+            #expect(try await Inspector(redis: redis).nodes().expired.map(\.claimed) == [3])
+
+            // The dead reaper's claim lapses (its lease passed with nobody to release it).
+            let claimed = try await redis.send(RedisCommand("ZRANGE", RedisKeys.nodeReaping(Self.dead), 0, -1), as: [String].self)
+            _ = try await redis.send(RedisCommand("ZADD", [RedisKeys.nodeReaping(Self.dead), "XX"] + claimed.flatMap { [0, $0] as [any RedisArgument] }))
+            let reaped = try await Self.reaper(redis).reap([Self.dead])
+            #expect(reaped.rooms == 1 && reaped.users == 2 && reaped.members == 2 && reaped.sockets == 2 && reaped.dropped == [Self.dead], "\(reaped)")
+            #expect(try await Self.members(redis, f.room).isEmpty)
+            #expect(try await Self.sockets(redis, f.alice.id).isEmpty)
+            #expect(try await Self.sockets(redis, f.bob.id).isEmpty)
+            #expect(try await redis.send(RedisCommand("EXISTS", RedisKeys.nodeReaping(Self.dead)), as: Int.self) == 0)
+        }
+    }
+
+    @Test("a batch whose function failed is released as lapsed: the next reaper takes it first")
+    func failedBatchReleased() async throws {
+        try await withTestRedis { redis, _ in
+            let f = try await PresenceStoreTests.fixture(redis)
+            try await Self.hold(Self.dead, Self.socket(Self.dead, "a"), of: f.alice.id, in: [f.room], redis)
+            try await Self.kill(Self.dead, redis)
+            // The room's presence key is damaged for a while: presence_reap fails there.
+            let presence = RedisKeys.roomPresence(f.room)
+            _ = try await redis.send(RedisCommand("RENAME", presence, presence + ":kept"))
+            _ = try await redis.send(RedisCommand("SET", presence, "damaged"))
+            await #expect(throws: RoomcastError.self) { try await Self.reaper(redis).reap([Self.dead]) }
+            #expect(try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeReaping(Self.dead), "room:\(f.room)")).string == "0")
+            #expect(try await redis.send(RedisCommand("ZSCORE", RedisKeys.nodeRegistry, Self.dead.rawValue)).string == "1")
+
+            _ = try await redis.send(RedisCommand("RENAME", presence + ":kept", presence))
+            let reaped = try await Self.reaper(redis).reap([Self.dead])
+            #expect(reaped.rooms == 1 && reaped.members == 1 && reaped.dropped == [Self.dead], "\(reaped)")
+        }
+    }
+
+    /// A node hash without an expiry is what a heartbeat of separate `HSET` and `PEXPIRE`
+    /// commands leaves when the node dies between them (or a replica is promoted between them):
+    /// it looked alive for ever, and the node's members stayed until their backstop.
+    @Test("a node hash left without an expiry holds no lease: the node is reaped, and its own next heartbeat finds its lease lapsed")
+    func hashWithoutExpiryHoldsNoLease() async throws {
+        try await withTestRedis { redis, _ in
+            let f = try await PresenceStoreTests.fixture(redis)
+            let registry = NodeRegistry(redis: redis)
+            try await registry.heartbeat(Self.info(Self.dead), ttl: .seconds(60))
+            try await Self.hold(Self.dead, Self.socket(Self.dead, "a"), of: f.alice.id, in: [f.room], redis)
+            // The torn heartbeat: the hash written, its expiry not; the registry entry expires.
+            #expect(try await redis.send(RedisCommand("PERSIST", RedisKeys.node(Self.dead)), as: Int.self) == 1)
+            _ = try await redis.send(RedisCommand("ZADD", RedisKeys.nodeRegistry, 1, Self.dead.rawValue))
+
+            let reaped = try await Self.reaper(redis).reap([Self.dead])
+            #expect(reaped.members == 1 && reaped.sockets == 1 && reaped.dropped == [Self.dead], "\(reaped)")
+            #expect(try await Self.members(redis, f.room).isEmpty)
+            // Had the node been alive, its next heartbeat tells it its members may have been taken.
+            let beat = try await registry.heartbeat(Self.info(Self.dead), ttl: .seconds(60))
+            #expect(beat.lapsed)
+            #expect(try await redis.send(RedisCommand("PTTL", RedisKeys.node(Self.dead)), as: Int.self) > 0)
         }
     }
 }

@@ -166,4 +166,30 @@ struct NodeRegistryTests {
             #expect(try await registry.liveNodes().map(\.id) == [Self.first])
         }
     }
+
+    @Test("roomcast inspect nodes lists the expired nodes still to be reaped, with what is left of their index, until they are")
+    func inspectListsExpiredNodes() async throws {
+        try await withTestRedis { redis, _ in
+            let f = try await PresenceStoreTests.fixture(redis)
+            let registry = NodeRegistry(redis: redis)
+            try await registry.heartbeat(Self.info(NodeReaperTests.live, port: 8191), ttl: .seconds(60))
+            try await registry.heartbeat(Self.info(NodeReaperTests.dead, port: 8192), ttl: .seconds(60))
+            try await NodeReaperTests.hold(NodeReaperTests.dead, NodeReaperTests.socket(NodeReaperTests.dead, "a"), of: f.alice.id, in: [f.room], redis)
+            try await NodeReaperTests.kill(NodeReaperTests.dead, redis)
+
+            let inspection = try await Inspector(redis: redis).nodes()
+            #expect(inspection.nodes.map(\.id) == [NodeReaperTests.live])
+            let text = inspection.text
+            #expect(text.contains("expired, to be reaped (1)"), "\(text)")
+            let line = try #require(text.split(separator: "\n").first { $0.contains(NodeReaperTests.dead.rawValue) }, "\(text)")
+            // Expired at epoch ms 1; one room and one user left in its index, nothing claimed.
+            #expect(line.split(separator: " ").map(String.init) == [NodeReaperTests.dead.rawValue, Timestamp(milliseconds: 1).description, "1", "1", "0"], "\(line)")
+            let json = String(decoding: try JSONEncoder().encode(inspection), as: UTF8.self)
+            #expect(json.contains(#""id":"deadnode""#), "\(json)")
+
+            _ = try await NodeReaperTests.reaper(redis).reap([NodeReaperTests.dead])
+            let after = try await Inspector(redis: redis).nodes()
+            #expect(!after.text.contains(NodeReaperTests.dead.rawValue), "\(after.text)")
+        }
+    }
 }

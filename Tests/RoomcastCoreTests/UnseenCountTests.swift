@@ -280,15 +280,15 @@ struct UnseenCountTests {
     }
 
     /// Calls per command on every server (`INFO commandstats`), less the client's own (the
-    /// script call, health checks, slot map).
+    /// function call, health checks, slot map).
     static func commandCalls(_ server: TestRedis) async throws -> [String: Int] {
-        let ignored: Set<String> = ["evalsha", "eval", "script", "info", "ping", "cluster", "client", "config", "hello", "select"]
+        let ignored: Set<String> = ["fcall", "fcall_ro", "function", "info", "ping", "cluster", "client", "config", "hello", "select"]
         var calls: [String: Int] = [:]
         for info in try await server.onEveryServer({ try await $0.send(RedisCommand("INFO", "commandstats")).string ?? "" }) {
             for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("cmdstat_") {
                 let parts = line.dropFirst("cmdstat_".count).split(separator: ":", maxSplits: 1)
-                // Subcommands count under `command|subcommand` (`script|load` on a master that
-                // had not loaded the script yet, in cluster mode).
+                // Subcommands count under `command|subcommand` (`function|load` on a master that
+                // had not loaded the library yet, in cluster mode).
                 guard parts.count == 2, let command = parts[0].split(separator: "|").first, !ignored.contains(command.lowercased()),
                     let field = parts[1].split(separator: ",").first(where: { $0.hasPrefix("calls=") }),
                     let count = Int(field.dropFirst("calls=".count))

@@ -11,16 +11,16 @@ struct ConnectCostTests {
     /// it) would also name the user's socket count while the monitor watches.
     static let environment = ["ROOMCAST_PRESENCE_BACKSTOP_MS": "3600000"]
 
-    /// Registers Alice and returns her with the Redis server holding her keys, the connect
-    /// script loaded on every server beforehand so that no NOSCRIPT retry is counted.
+    /// Registers Alice and returns her with the Redis server holding her keys, the function
+    /// library loaded on every server beforehand so that no reload is counted.
     private static func alice(in cluster: TwoNodeCluster) async throws -> (user: TestUser, server: RedisServer) {
         let alice = try await cluster.register("alice")
         let server = try await cluster.redis.server(servingKey: RedisKeys.user(try #require(UserID(alice.id))))
-        _ = try await cluster.redis.onEveryServer { try await $0.send(RedisCommand("SCRIPT", "LOAD", RoomcastScripts.userSocketOpen.source)) }
+        _ = try await cluster.redis.onEveryServer { try await $0.load(RoomcastLibrary.library) }
         return (alice, server)
     }
 
-    @Test("CONNECT is one script (user, socket count, newest offset) with the SUBSCRIBE beside it; a disconnect is one ZREM and the UNSUBSCRIBE")
+    @Test("CONNECT is one function call (user, socket count, newest offset) with the SUBSCRIBE beside it; a disconnect is one ZREM and the UNSUBSCRIBE")
     func oneRoundTripEach() async throws {
         try await TwoNodeCluster.with(environment: Self.environment) { cluster in
             let (alice, server) = try await Self.alice(in: cluster)
@@ -33,13 +33,13 @@ struct ConnectCostTests {
             #expect(try await eventually(within: .seconds(10)) { try await monitor.commands(naming: "{\(alice.id)}").count >= connected.count + 2 })
 
             let all = try await monitor.commands(naming: "{\(alice.id)}")
-            // Shard channels on one server too. The SSUBSCRIBE may reach Redis before or after the script: they are sent together.
-            #expect(connected.sorted() == ["evalsha", "ssubscribe"].sorted(), "\(all)")
+            // Shard channels on one server too. The SSUBSCRIBE may reach Redis before or after the call: they are sent together.
+            #expect(connected.sorted() == ["fcall", "ssubscribe"].sorted(), "\(all)")
             #expect(all.dropFirst(connected.count).sorted() == ["zrem", "sunsubscribe"].sorted(), "\(all)")
         }
     }
 
-    @Test("a second socket of the same user on the same node subscribes nothing: only the script")
+    @Test("a second socket of the same user on the same node subscribes nothing: only the function call")
     func secondSocket() async throws {
         try await TwoNodeCluster.with(environment: Self.environment) { cluster in
             let (alice, server) = try await Self.alice(in: cluster)
@@ -47,9 +47,34 @@ struct ConnectCostTests {
             let monitor = try await CommandMonitor(port: server.port)
             defer { monitor.stop() }
             let second = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
-            #expect(try await monitor.commands(naming: "{\(alice.id)}") == ["evalsha"])
+            #expect(try await monitor.commands(naming: "{\(alice.id)}") == ["fcall"])
             try await second.close()
             try await first.close()
+        }
+    }
+
+    @Test("message:send is one function call on the sender's node; the subscribers' nodes send Redis nothing for it")
+    func messageSendRoundTrips() async throws {
+        try await TwoNodeCluster.with(environment: Self.environment) { cluster in
+            let (alice, _) = try await Self.alice(in: cluster)
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let roomServer = try await cluster.redis.server(servingKey: RedisKeys.room(try #require(RoomID(room))))
+            let aliceSocket = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            let bobSocket = try await SocketIOTestClient.connect(port: cluster.node2.port, auth: #"{"token":"\#(bob.token)"}"#)
+            _ = try await ElementSocketTests.join(aliceSocket, room)
+            _ = try await ElementSocketTests.join(bobSocket, room)
+            // The joins' own commands (and their per-user events) are done before the monitor starts.
+            _ = try await bobSocket.nextEvent("room:presence")
+            let monitor = try await CommandMonitor(port: roomServer.port)
+            defer { monitor.stop() }
+
+            let ack = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "one round trip"])
+            #expect(ack["data"]["message"]["text"] == "one round trip", "\(ack)")
+            _ = try await bobSocket.nextEvent("message:new")
+            #expect(try await monitor.commands(naming: "{\(room)}") == ["fcall"])
+            try await aliceSocket.close()
+            try await bobSocket.close()
         }
     }
 
@@ -111,11 +136,11 @@ private final class CommandMonitor: Sendable {
         (try? String(contentsOf: output, encoding: .utf8)) ?? ""
     }
 
-    /// The commands clients sent (not those scripts ran) with an argument containing `fragment`,
+    /// The commands clients sent (not those functions ran) with an argument containing `fragment`,
     /// lowercased, in the order Redis ran them.
     func commands(naming fragment: String) async throws -> [String] {
         try await catchUp()
-        // A line: `1700000000.123456 [0 127.0.0.1:5678] "EVALSHA" "…" "3" "user:{…}:sockets" …`.
+        // A line: `1700000000.123456 [0 127.0.0.1:5678] "FCALL" "…" "3" "user:{…}:sockets" …`.
         return text().split(whereSeparator: \.isNewline).compactMap { line -> String? in
             guard !line.contains(" lua] "), line.contains(fragment), let start = line.firstIndex(of: "]") else { return nil }
             let command = line[line.index(after: start)...].split(separator: "\"").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }

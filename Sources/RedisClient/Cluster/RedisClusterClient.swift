@@ -127,40 +127,27 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredPipeline(commands, timeout: timeout)
     }
 
-    public func evaluate(
-        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
-    ) async throws(RedisError) -> RedisReply {
-        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout, durability: durability)
+    public func call(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
+        try await measuredCall(call, timeout: timeout, durability: durability)
     }
 
-    /// Every master loads the scripts.
-    public func load(_ scripts: [RedisScript]) async throws(RedisError) {
-        for script in scripts {
-            for reply in try await broadcast(script.loadCommand(), deadline: deadline(nil)) {
-                try script.checkLoaded(reply)
-            }
+    /// Every master loads the library.
+    public func load(_ library: RedisFunctionLibrary) async throws(RedisError) {
+        for reply in try await broadcast(library.loadCommand, deadline: deadline(nil)) {
+            try library.checkLoaded(reply)
         }
     }
 
-    /// Every master that answers loads the script, at once; it fails only when none did.
-    func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError) {
-        let nodes = try await masters(deadline: deadline, for: "SCRIPT")
-        let failures = await withTaskGroup(of: RedisError?.self) { group in
-            for node in nodes {
-                group.addTask {
-                    do throws(RedisError) {
-                        try script.checkLoaded(try await node.sendUnmeasured(script.loadCommand(), deadline: deadline))
-                        return nil
-                    } catch {
-                        return error
-                    }
-                }
-            }
-            return await group.reduce(into: [RedisError]()) { failures, failure in
-                if let failure { failures.append(failure) }
-            }
+    /// Runs a function call on the master of its keys' slot, following redirections; the master
+    /// that answers `ERR Function not found` loads the library itself, and `WAIT` follows the call
+    /// on that master's connection when `durability` asks for replicas
+    /// (``RedisClient/run(_:asking:durability:deadline:)``).
+    func callUnmeasured(_ call: RedisFunctionCall, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        let slot = try call.command.slot()
+        return try await send(call.command, slot: slot, deadline: deadline, redirection: nil) {
+            (client: RedisClient, asking: Bool) async throws(RedisError) -> RedisReply in
+            try await client.run(call, asking: asking, durability: durability, deadline: deadline)
         }
-        if failures.count == nodes.count, let failure = failures.first { throw failure }
     }
 
     /// Sends one command to the master of its slot, following redirections; `WAIT` follows it
@@ -218,7 +205,7 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         return state.withLock { state in state.topology.map { $0.masters.compactMap { state.nodes[$0] } } ?? [] }
     }
 
-    /// Sends a command to every master (`SCRIPT LOAD`); returns the replies.
+    /// Sends a command to every master (`FUNCTION LOAD`); returns the replies.
     private func broadcast(_ command: RedisCommand, deadline: NIODeadline) async throws(RedisError) -> [RedisReply] {
         var replies: [RedisReply] = []
         for node in try await masters(deadline: deadline, for: command.name) {
@@ -227,12 +214,33 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
         return replies
     }
 
+    /// Sends `command` to the master of `slot`, or where `first` redirects it, following
+    /// redirections (`MOVED`, `ASK`) and retrying `TRYAGAIN` and `CLUSTERDOWN`; `WAIT` follows it
+    /// on the same connection when `durability` asks for replicas.
     private func send(
         _ command: RedisCommand,
         slot: HashSlot?,
         durability: RedisWriteDurability,
         deadline: NIODeadline,
         redirection first: ClusterRedirection?
+    ) async throws(RedisError) -> RedisReply {
+        try await send(command, slot: slot, deadline: deadline, redirection: first) {
+            (client: RedisClient, asking: Bool) async throws(RedisError) -> RedisReply in
+            try await client.sendUnmeasured(command, asking: asking, durability: durability, deadline: deadline)
+        }
+    }
+
+    /// Finds the master for `command` (of `slot`, or where `first` redirects it) and has
+    /// `perform` send it there, following redirections (`MOVED`, `ASK`) and retrying `TRYAGAIN`
+    /// and `CLUSTERDOWN`.
+    /// - Parameter perform: sends it on the chosen master, after `ASKING` when told (a function
+    ///   call also loads its library there when missing).
+    private func send(
+        _ command: RedisCommand,
+        slot: HashSlot?,
+        deadline: NIODeadline,
+        redirection first: ClusterRedirection?,
+        perform: (RedisClient, _ asking: Bool) async throws(RedisError) -> RedisReply
     ) async throws(RedisError) -> RedisReply {
         try await waitForTopology(deadline: deadline, for: command.name)
         var redirection = first
@@ -248,7 +256,7 @@ public final class RedisClusterClient: RedisClientProtocol, RedisCommandRunner {
                 client = try target(for: slot, name: command.name).client
             }
             do throws(RedisError) {
-                return try await client.sendUnmeasured(command, asking: asking, durability: durability, deadline: deadline)
+                return try await perform(client, asking)
             } catch where error.code == .reply && Self.isRedirection(error.message) && redirections < Self.maximumRedirections {
                 redirections += 1
                 redirection = ClusterRedirection(errorMessage: error.message, template: configuration.endpoint)

@@ -14,7 +14,7 @@ extension RedisCommand {
             if let found, found != slot {
                 throw RedisError(
                     .crossSlot,
-                    "\(name) touches keys in slots \(found) and \(slot): in a Redis Cluster one command (or script) must stay in one slot; give its keys one {hash tag}"
+                    "\(name) touches keys in slots \(found) and \(slot): in a Redis Cluster one command (or function call) must stay in one slot; give its keys one {hash tag}"
                 )
             }
             found = slot

@@ -70,20 +70,35 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
         try await measuredPipeline(commands, timeout: timeout)
     }
 
-    public func evaluate(
-        _ script: RedisScript, keys: [String], arguments: [any RedisArgument], timeout: Duration?, durability: RedisWriteDurability
-    ) async throws(RedisError) -> RedisReply {
-        try await measuredEvaluate(script, keys: keys, arguments: arguments, timeout: timeout, durability: durability)
+    public func call(_ call: RedisFunctionCall, timeout: Duration?, durability: RedisWriteDurability) async throws(RedisError) -> RedisReply {
+        try await measuredCall(call, timeout: timeout, durability: durability)
     }
 
-    /// One server: ``load(_:)``.
-    func loadOnEveryServer(_ script: RedisScript, deadline: NIODeadline) async throws(RedisError) {
-        try await load([script])
+    public func load(_ library: RedisFunctionLibrary) async throws(RedisError) {
+        try library.checkLoaded(try await send(library.loadCommand))
     }
 
-    public func load(_ scripts: [RedisScript]) async throws(RedisError) {
-        for script in scripts {
-            try script.checkLoaded(try await send(script.loadCommand()))
+    func callUnmeasured(_ call: RedisFunctionCall, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        try await run(call, asking: false, durability: durability, deadline: deadline)
+    }
+
+    /// Runs a function call on this server: where every function runs, on one server or on a
+    /// cluster's master (``RedisClusterClient`` picks the master, this runs it there). When this
+    /// server lacks the library, it is loaded here, on the server that said so, and the call runs
+    /// again: in a cluster the keys' slot may name another master (an `ASK` target, a map not yet
+    /// read again after a promotion), one that has it already.
+    ///
+    /// The call, `ASKING` before it and `WAIT` after it go in one write on one connection, so
+    /// that `WAIT` covers this very call.
+    /// - Parameters:
+    ///   - asking: send `ASKING` first (an `ASK` redirection to this server).
+    ///   - durability: `WAIT` for that many replicas after the call.
+    func run(_ call: RedisFunctionCall, asking: Bool, durability: RedisWriteDurability, deadline: NIODeadline) async throws(RedisError) -> RedisReply {
+        do throws(RedisError) {
+            return try await sendUnmeasured(call.command, asking: asking, durability: durability, deadline: deadline)
+        } catch where error.isFunctionMissing {
+            try call.library.checkLoaded(try await sendUnmeasured(call.library.loadCommand, deadline: deadline))
+            return try await sendUnmeasured(call.command, asking: asking, durability: durability, deadline: deadline)
         }
     }
 

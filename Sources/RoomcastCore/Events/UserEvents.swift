@@ -53,7 +53,7 @@ public struct UserEvents: Sendable {
     }
 
     /// Runs the publishing script once per recipient, all at once (the client writes requests
-    /// made in one event-loop tick together); a script Redis lost (a restart) is loaded again.
+    /// made in one event-loop tick together); a library Redis lost (a restart) is loaded again.
     private func publish(_ frames: [(UserID, ByteBuffer)]) async throws(RoomcastError) {
         if let failure = await attempt(frames).first?.error { throw RoomcastError(failure) }
     }
@@ -67,14 +67,11 @@ public struct UserEvents: Sendable {
     ) async -> [(user: UserID, frame: ByteBuffer, error: RedisError)] {
         guard !frames.isEmpty else { return [] }
         let redis = self.redis
-        let retryFlag: [any RedisArgument] = isRetry ? ["1"] : []
         return await withTaskGroup(of: (UserID, ByteBuffer, RedisError)?.self) { group in
             for (user, frame) in frames {
                 group.addTask { () -> (UserID, ByteBuffer, RedisError)? in
                     do throws(RedisError) {
-                        _ = try await redis.evaluate(
-                            RoomcastScripts.userEventPublish, keys: [RedisKeys.userStream(user)], arguments: [RedisKeys.userChannel(user), frame] + retryFlag, timeout: timeout
-                        )
+                        _ = try await redis.run(RoomcastFunctions.UserEventPublish(user: user, frame: frame, isRetry: isRetry), timeout: timeout)
                         return nil
                     } catch {
                         return (user, frame, error)

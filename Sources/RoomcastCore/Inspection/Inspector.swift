@@ -3,9 +3,9 @@ import NIOCore
 import SocketIO
 
 /// Reads rooms, users and nodes straight from Redis for `roomcast inspect`: through the stores
-/// wherever one reads what is wanted, plus a few direct reads of the keys in the README.
+/// wherever one reads what is wanted, plus a few direct reads of the keys in docs/internals/redis-keys.md.
 ///
-/// Reads only, except that reading the node registry prunes expired nodes from it.
+/// Reads only.
 public struct Inspector: Sendable {
     private let redis: any RedisClientProtocol
     /// Latest room events shown by ``room(_:)``.
@@ -114,9 +114,10 @@ public struct Inspector: Sendable {
         )
     }
 
-    /// The live gateway nodes.
+    /// The live gateway nodes, and the expired ones reapers have not finished with.
     public func nodes() async throws(RoomcastError) -> NodesInspection {
-        NodesInspection(nodes: try await NodeRegistry(redis: redis).liveNodes())
+        let registry = NodeRegistry(redis: redis)
+        return NodesInspection(nodes: try await registry.liveNodes(), expired: try await registry.expiredNodes())
     }
 
     /// The event name of a stream frame (`42["element:created",{...}]`); `?` if it has none.

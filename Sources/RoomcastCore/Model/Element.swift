@@ -5,7 +5,7 @@ public typealias ElementID = Identifier<ElementKind>
 
 /// Something placed on a room's canvas: a note, photo, audio clip, video or sticker.
 ///
-/// Decoded only: the scripts are the one encoder of elements (`element_json` in `_shared.lua`),
+/// Decoded only: the Lua functions are the one encoder of elements (`element_json` in `_elements.lua`),
 /// and the gateway forwards their JSON as is (``ElementStore/createJSON(_:by:in:requestId:)``, …).
 public struct Element: Hashable, Sendable, Decodable {
     public var id: ElementID

@@ -41,6 +41,17 @@ public struct ElementFields: Sendable, Hashable {
     /// The names present.
     public var names: [String] { values.map(\.name) }
 
+    /// Field, value, field, value …: what an element function takes for its fields.
+    var words: [String] {
+        var words: [String] = []
+        words.reserveCapacity(values.count * 2)
+        for field in values {
+            words.append(field.name)
+            words.append(field.value)
+        }
+        return words
+    }
+
     /// Reads the fields of `object`, allowing only `allowed` and skipping `ignoring`.
     public init(from decoder: any Decoder, allowed: Set<String>, ignoring: Set<String> = []) throws {
         let container = try decoder.container(keyedBy: FieldKey.self)

@@ -40,23 +40,12 @@ public struct NotificationStore: Sendable {
         } catch {
             throw RoomcastError(.internalError, "could not encode the notification")
         }
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.notificationCreate,
-                keys: [
-                    RedisKeys.user(user), RedisKeys.userNotifications(user), RedisKeys.userNotificationData(user),
-                    RedisKeys.userUnreadNotifications(user), RedisKeys.userPushTokens(user), RedisKeys.userStream(user),
-                ],
-                arguments: [notification.id.rawValue, json, keptPerUser, RedisKeys.userChannel(user)]
-            )
-        }
-        guard case .array(let values) = reply, let unread = values.first.flatMap({ try? Int(redisReply: $0) }),
-            let fields = try? [String](redisReply: .array(Array(values.dropFirst()))), fields.count.isMultiple(of: 2)
-        else {
-            throw RoomcastError(.internalError, "unexpected reply from notification_create")
-        }
-        let devices = stride(from: 0, to: fields.count, by: 2).compactMap { index in
-            PushTokenStore.platform(ofRecord: fields[index + 1]).map { (token: fields[index], platform: $0) }
+        let created = try await redis.call(
+            RoomcastFunctions.NotificationCreate(user: user, notification: notification.id, json: json, kept: keptPerUser)
+        )
+        let unread = created.unread
+        let devices = created.devices.sorted { $0.key < $1.key }.compactMap { token, record in
+            PushTokenStore.platform(ofRecord: record).map { (token: token, platform: $0) }
         }
         if !devices.isEmpty {
             let apnsPayload = apnsPush.payload(badge: unread)
@@ -134,31 +123,13 @@ public struct NotificationStore: Sendable {
     /// - Returns: the unread count after.
     /// - Throws: `not_found` for a notification the user does not have.
     public func markRead(_ id: NotificationID, for user: UserID) async throws(RoomcastError) -> Int {
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.notificationRead,
-                keys: [RedisKeys.userNotifications(user), RedisKeys.userUnreadNotifications(user), RedisKeys.userStream(user)],
-                arguments: [id.rawValue, RedisKeys.userChannel(user)]
-            )
-        }
-        guard let counts = try? [Int](redisReply: reply), counts.count == 2 else {
-            throw RoomcastError(.internalError, "unexpected reply from notification_read")
-        }
-        return counts[1]
+        try await redis.call(RoomcastFunctions.NotificationRead(user: user, notification: id)).unread
     }
 
     /// Marks every notification of `user` read; all the user's sockets get `badge:updated {0}`.
     /// - Returns: how many were unread.
     @discardableResult
     public func markAllRead(for user: UserID) async throws(RoomcastError) -> Int {
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.notificationReadAll,
-                keys: [RedisKeys.userUnreadNotifications(user), RedisKeys.userStream(user)],
-                arguments: [RedisKeys.userChannel(user)]
-            )
-        }
-        guard let count = try? Int(redisReply: reply) else { throw RoomcastError(.internalError, "unexpected reply from notification_read_all") }
-        return count
+        try await redis.call(RoomcastFunctions.NotificationReadAll(user: user)).unread
     }
 }

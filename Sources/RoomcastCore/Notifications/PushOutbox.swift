@@ -83,14 +83,7 @@ public struct PushOutbox: Sendable {
     /// - Returns: whether this call finished it (`false`: another worker already had).
     @discardableResult
     public func finish(_ job: PushJob, failure: String? = nil) async throws(RoomcastError) -> Bool {
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.pushJobFinish,
-                keys: [stream, RedisKeys.pushDeadLetters],
-                arguments: [RedisKeys.pushWorkersGroup, job.id, failure ?? "", job.deliveries]
-            )
-        }
-        return reply == .integer(1)
+        try await redis.call(RoomcastFunctions.PushJobFinish(outbox: stream, job: job.id, failure: failure, attempts: job.deliveries)).finished
     }
 
     /// Removes `consumer` from the group when it holds no pending job (a node stopping cleanly),

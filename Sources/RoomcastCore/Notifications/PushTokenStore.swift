@@ -30,16 +30,12 @@ public struct PushTokenStore: Sendable {
         }
         // Two slots (the token's and the user's): the claim first, so a refused one changes
         // nothing; a crash before the user's record leaves a token the worker finds stale.
-        let previous = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.pushTokenClaim,
-                keys: [RedisKeys.pushTokenOwner(device.token), RedisKeys.pushTokenInstallation(device.token)],
-                arguments: [user.rawValue, installation?.digest ?? ""]
-            )
-        }
+        let previous = try await redis.call(
+            RoomcastFunctions.PushTokenClaim(token: device.token, user: user, installation: installation?.digest ?? "")
+        ).previous
         let devices = try await mappingRedisErrors { () throws(RedisError) in
             _ = try await redis.send(RedisCommand("HSET", RedisKeys.userPushTokens(user), device.token, record))
-            if let owner = previous.string, owner != user.rawValue, let previousUser = UserID(owner) {
+            if previous != user.rawValue, let previousUser = UserID(previous) {
                 _ = try await redis.send(RedisCommand("HDEL", RedisKeys.userPushTokens(previousUser), device.token))
             }
             return try await redis.send(RedisCommand("HLEN", RedisKeys.userPushTokens(user)), as: Int.self)
@@ -69,9 +65,8 @@ public struct PushTokenStore: Sendable {
         let token = PushToken.normalized(token)
         return try await mappingRedisErrors { () throws(RedisError) in
             let removed = try await redis.send(RedisCommand("HDEL", RedisKeys.userPushTokens(user), token))
-            _ = try await redis.evaluate(
-                RoomcastScripts.ownerRelease, keys: [RedisKeys.pushTokenOwner(token), RedisKeys.pushTokenInstallation(token)],
-                arguments: [user.rawValue]
+            _ = try await redis.run(
+                RoomcastFunctions.OwnerRelease(owner: RedisKeys.pushTokenOwner(token), companion: RedisKeys.pushTokenInstallation(token), user: user)
             )
             return removed == .integer(1)
         }

@@ -2,7 +2,7 @@
 ///
 /// The part in braces is the Redis Cluster hash tag: all of one room's keys and its channel share
 /// `{<roomId>}`, all of one user's share `{<userId>}`, so a script about one room touches one
-/// slot. The README lists these for operators (`redis-cli HGETALL 'room:{<id>}'`).
+/// slot. docs/internals/redis-keys.md lists these for operators (`redis-cli HGETALL 'room:{<id>}'`).
 public enum RedisKeys {
     // MARK: Users
 

@@ -5,11 +5,11 @@ public import RedisClient
 extension RoomcastError {
     /// Maps a Redis failure to what a client should see.
     ///
-    /// Scripts report domain refusals as error replies whose first word is a code (`FORBIDDEN`,
+    /// Functions report domain refusals as error replies whose first word is a code (`FORBIDDEN`,
     /// `NOT_FOUND`, `CONFLICT`, `INVALID`); connection failures, timeouts and the replies of a
     /// Redis that is starting or failing over (`LOADING`, `CLUSTERDOWN`, `TRYAGAIN`, `MASTERDOWN`)
     /// mean Redis is unavailable for now, and so do a full one (`OOM`), a redirection the cluster
-    /// client gave up following (`MOVED`, `ASK`: the cluster is resharding) and a script stopped
+    /// client gave up following (`MOVED`, `ASK`: the cluster is resharding) and a function stopped
     /// before its first write because a slot is migrating; anything else is internal.
     public init(_ error: RedisError) {
         switch error.replyPrefix {
@@ -46,12 +46,12 @@ extension RoomcastError {
 
     private static let redisLogger = Logger(label: "roomcast.redis-errors")
 
-    /// What Redis says when a script touches an undeclared key of a migrating slot that is not
-    /// here. The scripts declare their keys so that this comes before any write (`_shared.lua`).
+    /// What Redis says when a function touches an undeclared key of a migrating slot that is not
+    /// here. The functions declare their keys so that this comes before any write (`_elements.lua`).
     static let slotMigrating = "Script attempted to access a non local key"
 
-    /// The message after the code word, without the ` script: <sha>, on @user_script:N.` that
-    /// Redis appends to errors raised inside a script.
+    /// The message after the code word, without the ` script: <name>, on @user_function:N.` that
+    /// Redis appends to errors raised inside a function.
     private static func text(_ error: RedisError) -> String {
         var text = Substring(error.message.drop { $0 != " " }.dropFirst())
         if let suffix = text.range(of: " script: ") {

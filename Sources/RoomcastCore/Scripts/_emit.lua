@@ -1,7 +1,7 @@
--- The only Lua that writes event frames and pub/sub envelopes (prepended to every script that
--- emits an event). The Swift side of the contract is RoomcastCore/Events (`ServerEvent`,
--- `EventEnvelope`, `RoomEventFrame`); EventContractTests runs every emitting script and decodes
--- what it published with the SocketIO codec.
+-- The only Lua that writes event frames and pub/sub envelopes, for every function that emits an
+-- event. The Swift side of the contract is RoomcastCore/Events (`ServerEvent`, `EventEnvelope`,
+-- `RoomEventFrame`); EventContractTests runs every emitting function and decodes what it
+-- published with the SocketIO codec.
 --
 -- Room events are appended to the room's stream and published on its channel in the same atomic
 -- step as the change. The offset is the stream entry id; the frame is stored split around it
@@ -47,9 +47,9 @@ local function emit_per_user(stream_key, channel_key, kept, event, ids, members_
 end
 
 -- A user's stream keeps about USER_EVENTS_KEPT events and expires a day after the last one. The
--- stream (user:{<userId>}:stream) is a declared key of every script that emits per-user events,
+-- stream (user:{<userId>}:stream) is a declared key of every function that emits per-user events,
 -- and the channel (user:{<userId>}:events, same slot) an argument: a channel is never a key, and
--- Redis Cluster answers TRYAGAIN to a script whose declared keys are partly missing while their
+-- Redis Cluster answers TRYAGAIN to a function whose declared keys are partly missing while their
 -- slot migrates, and refuses undeclared keys.
 local USER_EVENTS_KEPT = 200
 local USER_EVENTS_TTL_MS = 86400000

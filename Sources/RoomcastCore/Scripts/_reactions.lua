@@ -3,17 +3,17 @@
 -- A reaction's JSON carries its `createdAt` (ISO 8601 UTC with milliseconds, which sorts as
 -- text) and its `user`, so stats need no other key.
 
--- A user's current public profile as JSON, from the room's profiles hash
--- (room:{<roomId>}:profiles, declared as KEYS[8] by scripts with an element); `fallback` (a copy
--- stored with the element or reaction) when the room has none for them.
-local function profile_json(user, fallback)
-    local profile = redis.call('HGET', KEYS[1] .. ':profiles', user)
+-- A user's current public profile as JSON, from the room's profiles hash `profiles`
+-- (room:{<roomId>}:profiles, a declared key of every function with an element); `fallback` (a
+-- copy stored with the element or reaction) when the room has none for them.
+local function profile_json(profiles, user, fallback)
+    local profile = redis.call('HGET', profiles, user)
     if profile then return profile end
     return fallback or 'null'
 end
 
 -- { count, reactor ids, top reactors JSON (the three most recent users) } of a reactions hash.
-local function reaction_stats(key)
+local function reaction_stats(key, profiles)
     local flat = redis.call('HGETALL', key)
     local entries, ids = {}, {}
     for i = 1, #flat, 2 do
@@ -24,14 +24,14 @@ local function reaction_stats(key)
     table.sort(entries, function(a, b) return a.at > b.at end)
     local top = {}
     for i = 1, math.min(3, #entries) do
-        top[i] = profile_json(entries[i].id, entries[i].user and cjson.encode(entries[i].user) or nil)
+        top[i] = profile_json(profiles, entries[i].id, entries[i].user and cjson.encode(entries[i].user) or nil)
     end
     return #ids, ids, '[' .. table.concat(top, ',') .. ']'
 end
 
 -- The element's `reactions` as `viewer` sees them: null until the first reaction.
-local function reactions_json(key, viewer)
-    local count, _, top = reaction_stats(key)
+local function reactions_json(key, viewer, profiles)
+    local count, _, top = reaction_stats(key, profiles)
     if count == 0 then return 'null' end
     local mine
     if type(viewer) == 'boolean' then

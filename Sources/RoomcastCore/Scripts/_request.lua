@@ -1,20 +1,40 @@
--- Idempotent retries (prepended to the scripts of element:create, message:send and reaction
--- toggles). A mutation sent with a client-chosen request id gets, as its last KEY, the request
--- key room:{<roomId>}:request:<userId>:<operation>:<requestId> (one per kind of mutation, so an id
--- reused for another kind is another request): the script records its reply there for a day,
--- and the same request again (after a reconnect, on any node) gets `{ 'replayed', <that reply as
--- JSON> }` and changes nothing.
+-- Idempotent retries (element:create, message:send and reaction toggles). A mutation sent with a
+-- client-chosen request id gets, as its last key, the request key
+-- room:{<roomId>}:request:<userId>:<operation>:<requestId> (one per kind of mutation, so an id
+-- reused for another kind is another request). The function records its reply there for a day,
+-- and the same request again (after a reconnect, on any node) gets that reply with `replayed` set,
+-- and changes nothing.
+--
+-- A record is a JSON array of the reply's values in the order of the function's `layout`: the form
+-- every version has written, so a retry that reaches a node of another version during a rolling
+-- upgrade is replayed too.
 
 local REQUEST_TTL_SECONDS = 86400
 
--- The reply recorded for `key`, or nil (also when the mutation has no request id).
-local function earlier_reply(key)
-    if not key then return nil end
-    return redis.call('GET', key)
+-- `values` as the reply's name/value pairs, named by `layout`.
+local function named_reply(layout, values)
+    local reply = {}
+    for i, name in ipairs(layout) do
+        reply[#reply + 1] = name
+        reply[#reply + 1] = values[i]
+    end
+    return reply
 end
 
--- Records `reply` (an array of strings and numbers) for a retry of the same request.
-local function remember_reply(key, reply)
-    if key then redis.call('SET', key, cjson.encode(reply), 'EX', REQUEST_TTL_SECONDS) end
+-- The reply recorded under `key` with `replayed` = 1, or nil (also when the call has no request key).
+local function recorded_reply(key, layout)
+    if not key then return nil end
+    local record = redis.call('GET', key)
+    if not record then return nil end
+    local reply = named_reply(layout, cjson.decode(record))
+    reply[#reply + 1] = 'replayed'
+    reply[#reply + 1] = 1
     return reply
+end
+
+-- Records `values` (strings and numbers, in `layout`'s order) for a retry of the same request and
+-- returns them as the reply's pairs.
+local function record_reply(key, layout, values)
+    if key then redis.call('SET', key, cjson.encode(values), 'EX', REQUEST_TTL_SECONDS) end
+    return named_reply(layout, values)
 end

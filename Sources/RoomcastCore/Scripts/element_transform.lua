@@ -1,25 +1,41 @@
--- Applies a transform (scale, rotation, size, position), brings the element to front and emits
--- `element:transformed {element}`; when the element has hearts, each recipient's copy shows
--- whether that recipient has reacted.
--- KEYS: the element layout of _shared.lua.
--- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now, ARGV[5] events kept,
--- ARGV[6…] field, value … (validated by the caller)
--- Returns { offset, element JSON }.
-check_participant(ARGV[1])
-check_element()
-if #ARGV >= 7 then
-    redis.call('HSET', KEYS[6], unpack(ARGV, 6))
-end
-local z = bring_to_front(ARGV[2])
-touch(ARGV[4])
-local function members_for(viewer)
-    return '"roomId":' .. quoted(ARGV[3]) .. ',"element":' .. element_json(KEYS[6], z, viewer)
-end
-local offset
-local count, reactors = reaction_stats(KEYS[7])
-if count == 0 then
-    offset = emit('element:transformed', members_for(nil), ARGV[5])
-else
-    offset = emit_per_user(KEYS[4], KEYS[5], ARGV[5], 'element:transformed', reactors, members_for)
-end
-return { offset, element_json(KEYS[6], z, ARGV[1]) }
+-- element_transform: applies a transform (scale, rotation, size, position), brings the element to
+-- front and emits `element:transformed {element}`; when the element has hearts, each recipient's
+-- copy shows whether that recipient has reacted.
+--
+-- KEYS[1] room           the element keys of _elements.lua
+-- KEYS[2] participants
+-- KEYS[3] z_order
+-- KEYS[4] stream
+-- KEYS[5] channel
+-- KEYS[6] element
+-- KEYS[7] reactions
+-- KEYS[8] profiles
+-- ARGV[1] user
+-- ARGV[2] element_id
+-- ARGV[3] room_id
+-- ARGV[4] now              epoch ms
+-- ARGV[5] events_kept
+-- ARGV[6…] fields          field, value … (validated by the caller)
+-- REPLY offset, element
+register_write('element_transform', function(keys, args)
+    local room, participants, z_order, stream, channel, element, reactions, profiles = unpack(keys)
+    local user, element_id, room_id, now, events_kept = unpack(args, 1, 5)
+    check_participant(room, participants, user)
+    check_element(element)
+    if #args >= 7 then
+        redis.call('HSET', element, unpack(args, 6))
+    end
+    local z = bring_to_front(room, z_order, element_id)
+    touch(room, now)
+    local function members_for(viewer)
+        return '"roomId":' .. quoted(room_id) .. ',"element":' .. element_json(element, z, viewer, profiles)
+    end
+    local offset
+    local count, reactors = reaction_stats(reactions, profiles)
+    if count == 0 then
+        offset = emit_to(stream, channel, events_kept, 'element:transformed', members_for(nil))
+    else
+        offset = emit_per_user(stream, channel, events_kept, 'element:transformed', reactors, members_for)
+    end
+    return { 'offset', offset, 'element', element_json(element, z, user, profiles) }
+end)

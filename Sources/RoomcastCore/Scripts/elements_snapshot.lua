@@ -1,14 +1,27 @@
--- The room's elements in z-order with the stream offset they are current at: one atomic read,
--- so a client that applies later events after this offset misses none and repeats none.
--- KEYS: the element layout of _shared.lua.
--- ARGV[1] user id, ARGV[2] element key prefix (room:{<roomId>}:element:)
--- Returns { offset ('0-0' for an empty stream), JSON array of elements, zIndex ascending }.
-check_participant(ARGV[1])
-local ids = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
-local parts = {}
-for i = 1, #ids, 2 do
-    parts[#parts + 1] = element_json(ARGV[2] .. ids[i], ids[i + 1], ARGV[1])
-end
-local last = redis.call('XREVRANGE', KEYS[4], '+', '-', 'COUNT', 1)
-local offset = last[1] and last[1][1] or '0-0'
-return { offset, '[' .. table.concat(parts, ',') .. ']' }
+-- elements_snapshot: the room's elements in z-order with the stream offset they are current at:
+-- one atomic read, so a client that applies later events after this offset misses none and
+-- repeats none.
+--
+-- KEYS[1] room           the room keys of _elements.lua
+-- KEYS[2] participants
+-- KEYS[3] z_order
+-- KEYS[4] stream
+-- KEYS[5] channel
+-- KEYS[6] profiles       room:{<roomId>}:profiles
+-- ARGV[1] user
+-- ARGV[2] element_prefix   room:{<roomId>}:element:
+-- REPLY offset, elements
+--   offset: '0-0' for an empty stream; elements: a JSON array, zIndex ascending
+register_read('elements_snapshot', function(keys, args)
+    local room, participants, z_order, stream, _, profiles = unpack(keys)
+    local user, element_prefix = unpack(args)
+    check_participant(room, participants, user)
+    local ids = redis.call('ZRANGE', z_order, 0, -1, 'WITHSCORES')
+    local parts = {}
+    for i = 1, #ids, 2 do
+        parts[#parts + 1] = element_json(element_prefix .. ids[i], ids[i + 1], user, profiles)
+    end
+    local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
+    local offset = last[1] and last[1][1] or '0-0'
+    return { 'offset', offset, 'elements', '[' .. table.concat(parts, ',') .. ']' }
+end)

@@ -1,35 +1,44 @@
--- Stores a notification for a user (or raises an existing one with the same id again), counts it
--- as unread and tells the user's sockets.
--- KEYS[1] user hash, KEYS[2] notifications sorted set, KEYS[3] notification data hash,
--- KEYS[4] unread set, KEYS[5] push tokens hash, KEYS[6] user stream
--- ARGV[1] notification id, ARGV[2] notification JSON (read: false), ARGV[3] notifications kept,
--- ARGV[4] user channel
--- Returns { unread count, device token, its record JSON, device token, its record JSON, ... }: the
--- caller enqueues the push jobs in the shared outboxes (one per platform, named in the record),
--- which live in another slot than the user's keys (Redis Cluster).
-
-if redis.call('EXISTS', KEYS[1]) == 0 then
-    error({ err = 'NOT_FOUND user not found' })
-end
-local seq = redis.call('HINCRBY', KEYS[1], 'notificationSeq', 1)
-redis.call('ZADD', KEYS[2], seq, ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-redis.call('SADD', KEYS[4], ARGV[1])
-
--- Oldest notifications beyond the limit go, read or not.
-local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
-if excess > 0 then
-    local oldest = redis.call('ZPOPMIN', KEYS[2], excess)
-    for i = 1, #oldest, 2 do
-        redis.call('HDEL', KEYS[3], oldest[i])
-        redis.call('SREM', KEYS[4], oldest[i])
+-- notification_create: stores a notification for a user (or raises an existing one with the same
+-- id again), counts it as unread and tells the user's sockets. The caller enqueues the push jobs
+-- in the shared outboxes (one per platform, named in each device's record), which live in another
+-- slot than the user's keys (Redis Cluster).
+--
+-- KEYS[1] user           user:{<userId>}
+-- KEYS[2] notifications  user:{<userId>}:notifications (sorted set)
+-- KEYS[3] data           user:{<userId>}:notifications:data (hash)
+-- KEYS[4] unread         user:{<userId>}:notifications:unread (set)
+-- KEYS[5] push_tokens    user:{<userId>}:push-tokens (hash)
+-- KEYS[6] stream         user:{<userId>}:stream
+-- ARGV[1] notification_id
+-- ARGV[2] notification   its JSON (read: false)
+-- ARGV[3] kept           notifications kept per user
+-- ARGV[4] channel        user:{<userId>}:events
+-- REPLY unread, devices
+--   unread: the unread count after; devices: { device token, its record JSON, … } (HGETALL)
+-- Errors: NOT_FOUND for an unknown user.
+register_write('notification_create', function(keys, args)
+    local user, notifications, data, unread, push_tokens, stream = unpack(keys)
+    local notification_id, notification, kept, channel = unpack(args)
+    if redis.call('EXISTS', user) == 0 then
+        error({ err = 'NOT_FOUND user not found' })
     end
-end
+    local seq = redis.call('HINCRBY', user, 'notificationSeq', 1)
+    redis.call('ZADD', notifications, seq, notification_id)
+    redis.call('HSET', data, notification_id, notification)
+    redis.call('SADD', unread, notification_id)
 
-local unread = redis.call('SCARD', KEYS[4])
-emit_user(KEYS[6], ARGV[4], 'notification:new', '"notification":' .. ARGV[2] .. ',"unreadCount":' .. unread)
-emit_user(KEYS[6], ARGV[4], 'badge:updated', '"unreadCount":' .. unread)
+    -- Oldest notifications beyond the limit go, read or not.
+    local excess = redis.call('ZCARD', notifications) - tonumber(kept)
+    if excess > 0 then
+        local oldest = redis.call('ZPOPMIN', notifications, excess)
+        for i = 1, #oldest, 2 do
+            redis.call('HDEL', data, oldest[i])
+            redis.call('SREM', unread, oldest[i])
+        end
+    end
 
-local reply = redis.call('HGETALL', KEYS[5])
-table.insert(reply, 1, unread)
-return reply
+    local count = redis.call('SCARD', unread)
+    emit_user(stream, channel, 'notification:new', '"notification":' .. notification .. ',"unreadCount":' .. count)
+    emit_user(stream, channel, 'badge:updated', '"unreadCount":' .. count)
+    return { 'unread', count, 'devices', redis.call('HGETALL', push_tokens) }
+end)

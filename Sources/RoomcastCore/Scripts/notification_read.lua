@@ -1,15 +1,25 @@
--- Marks one notification read. Reading it again changes nothing: SREM removes it once, so the
--- badge stays exact under repeated and concurrent reads.
--- KEYS[1] notifications sorted set, KEYS[2] unread set, KEYS[3] user stream
--- ARGV[1] notification id, ARGV[2] user channel
--- Returns { 1 if it was unread until now else 0, unread count }; publishes `badge:updated` on a change.
-
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-    error({ err = 'NOT_FOUND notification not found' })
-end
-local removed = redis.call('SREM', KEYS[2], ARGV[1])
-local unread = redis.call('SCARD', KEYS[2])
-if removed == 1 then
-    emit_user(KEYS[3], ARGV[2], 'badge:updated', '"unreadCount":' .. unread)
-end
-return { removed, unread }
+-- notification_read: marks one notification read. Reading it again changes nothing: SREM removes
+-- it once, so the badge stays exact under repeated and concurrent reads; `badge:updated` is
+-- published on a change.
+--
+-- KEYS[1] notifications  user:{<userId>}:notifications
+-- KEYS[2] unread         user:{<userId>}:notifications:unread
+-- KEYS[3] stream         user:{<userId>}:stream
+-- ARGV[1] notification_id
+-- ARGV[2] channel        user:{<userId>}:events
+-- REPLY changed, unread
+--   changed: 1 if it was unread until now; unread: the unread count after
+-- Errors: NOT_FOUND for a notification the user does not have.
+register_write('notification_read', function(keys, args)
+    local notifications, unread, stream = unpack(keys)
+    local notification_id, channel = unpack(args)
+    if not redis.call('ZSCORE', notifications, notification_id) then
+        error({ err = 'NOT_FOUND notification not found' })
+    end
+    local removed = redis.call('SREM', unread, notification_id)
+    local count = redis.call('SCARD', unread)
+    if removed == 1 then
+        emit_user(stream, channel, 'badge:updated', '"unreadCount":' .. count)
+    end
+    return { 'changed', removed, 'unread', count }
+end)

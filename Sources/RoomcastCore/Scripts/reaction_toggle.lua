@@ -1,12 +1,27 @@
--- Adds the user's heart to an element, or removes it if it is there, and emits
+-- reaction_toggle: adds the user's heart to an element, or removes it if it is there, and emits
 -- `element:reaction:added {elementId, reaction, stats}` or `element:reaction:removed {elementId,
 -- userId, stats}` whose `stats.hasReacted` is right for each recipient.
--- KEYS: the element layout of _shared.lua, KEYS[9] the request key (optional, _request.lua).
--- ARGV[1] user id, ARGV[2] element id, ARGV[3] room id, ARGV[4] now (epoch ms), ARGV[5] events kept,
--- ARGV[6] the new reaction as a JSON object without `createdAt` (used when adding; this script
--- adds `createdAt`)
--- Returns { 'added' | 'removed', reaction JSON, count, top reactors JSON, offset, element creator id,
--- element type, room name } (the last three let the caller notify the element's creator).
+--
+-- KEYS[1] room           the element keys of _elements.lua
+-- KEYS[2] participants
+-- KEYS[3] z_order
+-- KEYS[4] stream
+-- KEYS[5] channel
+-- KEYS[6] element
+-- KEYS[7] reactions
+-- KEYS[8] profiles
+-- KEYS[9] request?       the request key (_request.lua), when the client sent a request id
+-- ARGV[1] user
+-- ARGV[2] element_id
+-- ARGV[3] room_id
+-- ARGV[4] now            epoch ms
+-- ARGV[5] events_kept
+-- ARGV[6] reaction_draft the new reaction as a JSON object without `createdAt` (used when adding;
+--                        this function adds `createdAt`)
+-- REPLY action, reaction, count, topReactors, offset, creator, elementType, roomName, replayed?
+--   action: 'added' or 'removed'; creator, elementType, roomName: the element's creator and type
+--   and the room's name, for the caller to notify the creator
+local REACTION_TOGGLE_RECORD = { 'action', 'reaction', 'count', 'topReactors', 'offset', 'creator', 'elementType', 'roomName' }
 
 -- Epoch ms of `YYYY-MM-DDTHH:MM:SS.mmmZ` (days from civil date, proleptic Gregorian), nil otherwise.
 local function iso_to_ms(text)
@@ -42,32 +57,37 @@ local function ms_to_iso(t)
     return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d, h, mi, s, rest % 1000)
 end
 
-check_participant(ARGV[1])
-local earlier = earlier_reply(KEYS[9])
-if earlier then return { 'replayed', earlier } end
-check_element()
-local action, reaction
-if redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 then
-    action, reaction = 'removed', redis.call('HGET', KEYS[7], ARGV[1])
-    redis.call('HDEL', KEYS[7], ARGV[1])
-else
-    -- `createdAt` orders reactors (topReactors, newest first), so it follows the order in which
-    -- toggles are applied here: later than every reaction already on the element, even when two
-    -- land in the same millisecond or come from nodes whose clocks differ.
-    local at = tonumber(ARGV[4])
-    for _, value in ipairs(redis.call('HVALS', KEYS[7])) do
-        local existing = iso_to_ms(cjson.decode(value).createdAt)
-        if existing and existing >= at then at = existing + 1 end
+register_write('reaction_toggle', function(keys, args)
+    local room, participants, _, stream, channel, element, reactions, profiles, request = unpack(keys)
+    local user, element_id, room_id, now, events_kept, reaction_draft = unpack(args)
+    check_participant(room, participants, user)
+    local earlier = recorded_reply(request, REACTION_TOGGLE_RECORD)
+    if earlier then return earlier end
+    check_element(element)
+    local action, reaction
+    if redis.call('HEXISTS', reactions, user) == 1 then
+        action, reaction = 'removed', redis.call('HGET', reactions, user)
+        redis.call('HDEL', reactions, user)
+    else
+        -- `createdAt` orders reactors (topReactors, newest first), so it follows the order in which
+        -- toggles are applied here: later than every reaction already on the element, even when two
+        -- land in the same millisecond or come from nodes whose clocks differ.
+        local at = tonumber(now)
+        for _, value in ipairs(redis.call('HVALS', reactions)) do
+            local existing = iso_to_ms(cjson.decode(value).createdAt)
+            if existing and existing >= at then at = existing + 1 end
+        end
+        action, reaction = 'added', '{"createdAt":' .. quoted(ms_to_iso(at)) .. ',' .. string.sub(reaction_draft, 2)
+        redis.call('HSET', reactions, user, reaction)
     end
-    action, reaction = 'added', '{"createdAt":' .. quoted(ms_to_iso(at)) .. ',' .. string.sub(ARGV[6], 2)
-    redis.call('HSET', KEYS[7], ARGV[1], reaction)
-end
-local count, ids, top = reaction_stats(KEYS[7])
-local function members_for(has_reacted)
-    local stats = '"stats":{"totalReactions":' .. count .. ',"hasReacted":' .. tostring(has_reacted) .. ',"topReactors":' .. top .. '}'
-    local subject = action == 'added' and ('"reaction":' .. reaction) or ('"userId":' .. quoted(ARGV[1]))
-    return '"roomId":' .. quoted(ARGV[3]) .. ',"elementId":' .. quoted(ARGV[2]) .. ',' .. subject .. ',' .. stats
-end
-local offset = emit_per_user(KEYS[4], KEYS[5], ARGV[5], 'element:reaction:' .. action, ids, members_for)
-local subject = redis.call('HMGET', KEYS[6], 'createdBy', 'type')
-return remember_reply(KEYS[9], { action, reaction, count, top, offset, subject[1] or '', subject[2] or '', redis.call('HGET', KEYS[1], 'name') or '' })
+    local count, ids, top = reaction_stats(reactions, profiles)
+    local function members_for(has_reacted)
+        local stats = '"stats":{"totalReactions":' .. count .. ',"hasReacted":' .. tostring(has_reacted) .. ',"topReactors":' .. top .. '}'
+        local subject = action == 'added' and ('"reaction":' .. reaction) or ('"userId":' .. quoted(user))
+        return '"roomId":' .. quoted(room_id) .. ',"elementId":' .. quoted(element_id) .. ',' .. subject .. ',' .. stats
+    end
+    local offset = emit_per_user(stream, channel, events_kept, 'element:reaction:' .. action, ids, members_for)
+    local subject = redis.call('HMGET', element, 'createdBy', 'type')
+    return record_reply(request, REACTION_TOGGLE_RECORD,
+        { action, reaction, count, top, offset, subject[1] or '', subject[2] or '', redis.call('HGET', room, 'name') or '' })
+end)

@@ -1,16 +1,33 @@
--- Removes every element of a room (and their reactions) and emits `room:cleared {roomId}`.
--- KEYS: the element layout of _shared.lua, KEYS[6] presence set, KEYS[7] unseen elements hash.
--- ARGV[1] user id, ARGV[2] element key prefix (room:{<roomId>}:element:), ARGV[3] room id,
--- ARGV[4] now, ARGV[5] events kept, ARGV[6] reactions key suffix (':reactions')
--- Element keys share the room's hash tag, so deleting them stays in this script's slot.
--- Returns { offset, elements removed, user, unseen count … }.
-check_participant(ARGV[1])
-local ids = redis.call('ZRANGE', KEYS[3], 0, -1)
-for _, id in ipairs(ids) do
-    redis.call('DEL', ARGV[2] .. id, ARGV[2] .. id .. ARGV[6])
-end
-redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[1], 'elementCount', 0)
-touch(ARGV[4])
-local offset = emit('room:cleared', '"roomId":' .. quoted(ARGV[3]), ARGV[5])
-return append_all({ offset, #ids }, unseen_counts(KEYS[2], KEYS[6], KEYS[7], ARGV[1], ARGV[4], false))
+-- room_clear: removes every element of a room (and their reactions) and emits `room:cleared
+-- {roomId}`. Element keys share the room's hash tag, so deleting them stays in this function's
+-- slot (derived from `element_prefix`: see _elements.lua).
+--
+-- KEYS[1] room           the room keys of _elements.lua
+-- KEYS[2] participants
+-- KEYS[3] z_order
+-- KEYS[4] stream
+-- KEYS[5] channel
+-- KEYS[6] presence       room:{<roomId>}:presence
+-- KEYS[7] unseen         room:{<roomId>}:unseen
+-- ARGV[1] user
+-- ARGV[2] element_prefix   room:{<roomId>}:element:
+-- ARGV[3] room_id
+-- ARGV[4] now              epoch ms
+-- ARGV[5] events_kept
+-- ARGV[6] reactions_suffix ':reactions'
+-- REPLY offset, removed, unseen
+--   removed: how many elements went; unseen: { user, count, user, count … }
+register_write('room_clear', function(keys, args)
+    local room, participants, z_order, stream, channel, presence, unseen = unpack(keys)
+    local user, element_prefix, room_id, now, events_kept, reactions_suffix = unpack(args)
+    check_participant(room, participants, user)
+    local ids = redis.call('ZRANGE', z_order, 0, -1)
+    for _, id in ipairs(ids) do
+        redis.call('DEL', element_prefix .. id, element_prefix .. id .. reactions_suffix)
+    end
+    redis.call('DEL', z_order)
+    redis.call('HSET', room, 'elementCount', 0)
+    touch(room, now)
+    local offset = emit_to(stream, channel, events_kept, 'room:cleared', '"roomId":' .. quoted(room_id))
+    return { 'offset', offset, 'removed', #ids, 'unseen', unseen_counts(participants, presence, unseen, user, now, false) }
+end)

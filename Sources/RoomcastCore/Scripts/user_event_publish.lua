@@ -1,19 +1,23 @@
--- Appends one per-user event to the user's stream and publishes it (_emit.lua).
--- KEYS[1] user stream    user:{<userId>}:stream
--- ARGV[1] user channel   user:{<userId>}:events
--- ARGV[2] the event's complete Socket.IO frame
--- ARGV[3] '1' when this is a retry (optional)
--- Returns the event's offset.
-
+-- user_event_publish: appends one per-user event to the user's stream and publishes it (_emit.lua).
 -- A retry follows a try that failed, and a try whose reply alone was lost (Redis died after
 -- running it, with its AOF) has appended and published the frame already: doing it again would
 -- deliver it twice. A frame carries absolute state (counts, a whole room), so the same frame
 -- among the stream's last few entries is this one.
-if ARGV[3] == '1' then
-    for _, entry in ipairs(redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 16)) do
-        if entry[2][2] == ARGV[2] then
-            return entry[1]
+--
+-- KEYS[1] stream         user:{<userId>}:stream
+-- ARGV[1] channel        user:{<userId>}:events
+-- ARGV[2] frame          the event's complete Socket.IO frame
+-- ARGV[3] retry          '1' when this is a retry
+-- REPLY offset
+register_write('user_event_publish', function(keys, args)
+    local stream = unpack(keys)
+    local channel, frame, retry = unpack(args)
+    if retry == '1' then
+        for _, entry in ipairs(redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 16)) do
+            if entry[2][2] == frame then
+                return { 'offset', entry[1] }
+            end
         end
     end
-end
-return emit_user_frame(KEYS[1], ARGV[1], ARGV[2])
+    return { 'offset', emit_user_frame(stream, channel, frame) }
+end)

@@ -38,7 +38,7 @@ public struct ElementStore: Sendable {
     }
 
     /// ``create(_:by:in:requestId:)`` returning the element's JSON as the script wrote it, which
-    /// the gateway forwards: elements are encoded in one place, `element_json` in `_shared.lua`.
+    /// the gateway forwards: elements are encoded in one place, `element_json` in `_elements.lua`.
     public func createJSON(_ draft: ElementDraft, by user: User, in room: RoomID, requestId: RequestID? = nil) async throws(RoomcastError) -> ByteBuffer {
         try draft.fields.checkContent(atMost: maxContentLength)
         let creator: String
@@ -48,24 +48,19 @@ public struct ElementStore: Sendable {
             throw RoomcastError(.internalError, "could not encode the creator")
         }
         let id = ElementID.random()
-        var fields = draft.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
-        fields += ["createdAt", Timestamp.now().description]
-        let outcome = try MutationReply(
-            try await run(
-                RoomcastScripts.elementCreate, room: room, element: id,
-                [user.id.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, creator, maxElements] + fields,
-                extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
-                    + (requestId.map { [RedisKeys.roomRequest(room, user: user.id, operation: .elementCreate, request: $0)] } ?? [])
+        let now = Timestamp.now()
+        let created = try await redis.call(
+            RoomcastFunctions.ElementCreate(
+                room: room, element: id, user: user.id, now: now, eventsKept: eventsKept, creator: creator, maxElements: maxElements,
+                fields: draft.fields.words + ["createdAt", now.description], request: requestId
             )
         )
-        let element = try Self.elementJSON(outcome.reply, at: 1)
-        guard !outcome.isReplay else { return element }
-        let counts = try Self.counts(outcome.reply, from: 2)
-        // Committed: the ack says so whatever becomes of the participants' events (#29 item 5).
-        await UserEvents(redis: redis).publishCommitted(.elementCreatedGlobal, counts.map { recipient, unseen in
-            (recipient, GlobalElementEvent(roomId: room, elementId: id, createdBy: user.id, type: draft.type, elementCount: counts.elementCount, unseenCount: unseen))
+        guard !created.isReplay else { return created.element }
+        // Committed: the ack says so whatever becomes of the participants' events.
+        await UserEvents(redis: redis).publishCommitted(.elementCreatedGlobal, created.unseen.map { recipient, unseen in
+            (recipient, GlobalElementEvent(roomId: room, elementId: id, createdBy: user.id, type: draft.type, elementCount: created.elementCount, unseenCount: unseen))
         })
-        return element
+        return created.element
     }
 
     /// Changes fields; a move also brings the element to front. Emits `element:updated`.
@@ -75,8 +70,9 @@ public struct ElementStore: Sendable {
 
     /// ``update(_:with:by:in:)`` returning the element's JSON as the script wrote it.
     public func updateJSON(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> ByteBuffer {
-        let reply = try await runUpdate(id, with: changes, by: user, in: room, answeringElement: true)
-        return try Self.elementJSON(reply, at: 2)
+        let updated = try await runUpdate(id, with: changes, by: user, in: room, answeringElement: true)
+        guard let element = updated.element else { throw RoomcastError(.internalError, "element_update answered no element") }
+        return element
     }
 
     /// What an update changed, as the room's `element:updated` tells it.
@@ -91,22 +87,19 @@ public struct ElementStore: Sendable {
     /// ``update(_:with:by:in:)`` answering only what changed: a drag sends many moves, and
     /// re-reading and encoding the whole element for each would cost Redis more than the change.
     public func apply(_ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID) async throws(RoomcastError) -> AppliedUpdate {
-        let reply = try await runUpdate(id, with: changes, by: user, in: room, answeringElement: false)
-        guard case .array(let parts) = reply, parts.count == 2, let offset = parts[0].string, case .bulk(let updates) = parts[1] else {
-            throw RoomcastError(.internalError, "unexpected reply from element_update")
-        }
-        return AppliedUpdate(offset: offset, updates: updates)
+        let updated = try await runUpdate(id, with: changes, by: user, in: room, answeringElement: false)
+        return AppliedUpdate(offset: updated.offset, updates: updated.updates)
     }
 
     private func runUpdate(
         _ id: ElementID, with changes: ElementChanges, by user: UserID, in room: RoomID, answeringElement: Bool
-    ) async throws(RoomcastError) -> RedisReply {
+    ) async throws(RoomcastError) -> RoomcastFunctions.ElementUpdate.Reply {
         try changes.fields.checkContent(atMost: maxContentLength)
-        let fields = changes.fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
-        return try await run(
-            RoomcastScripts.elementUpdate, room: room, element: id,
-            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept, changes.fields.changesPosition ? "1" : "0", answeringElement ? "1" : "0"]
-                + fields
+        return try await redis.call(
+            RoomcastFunctions.ElementUpdate(
+                room: room, element: id, user: user, now: .now(), eventsKept: eventsKept, toFront: changes.fields.changesPosition,
+                answerElement: answeringElement, fields: changes.fields.words
+            )
         )
     }
 
@@ -117,111 +110,41 @@ public struct ElementStore: Sendable {
 
     /// ``transform(_:with:by:in:)`` returning the element's JSON as the script wrote it.
     public func transformJSON(_ id: ElementID, with fields: ElementFields, by user: UserID, in room: RoomID) async throws(RoomcastError) -> ByteBuffer {
-        let values = fields.values.flatMap { [$0.name, $0.value] as [any RedisArgument] }
-        let reply = try await run(
-            RoomcastScripts.elementTransform, room: room, element: id,
-            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept] + values
-        )
-        return try Self.elementJSON(reply, at: 1)
+        try await redis.call(
+            RoomcastFunctions.ElementTransform(room: room, element: id, user: user, now: .now(), eventsKept: eventsKept, fields: fields.words)
+        ).element
     }
 
     /// Puts the element on top; no event and no change when it already is. Returns its zIndex.
     public func bringToFront(_ id: ElementID, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Int {
-        let reply = try await run(
-            RoomcastScripts.elementFront, room: room, element: id,
-            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept]
-        )
-        guard case .array(let parts) = reply, parts.count == 2, let z = try? Int(redisReply: parts[1]) else {
-            throw RoomcastError(.internalError, "unexpected reply from element_front")
-        }
-        return z
+        try await redis.call(RoomcastFunctions.ElementFront(room: room, element: id, user: user, now: .now(), eventsKept: eventsKept)).zIndex
     }
 
     /// Deletes the element and its reactions. Emits `element:deleted`. Returns the new count.
     @discardableResult
     public func delete(_ id: ElementID, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Int {
-        let reply = try await run(
-            RoomcastScripts.elementDelete, room: room, element: id,
-            [user.rawValue, id.rawValue, room.rawValue, Self.now(), eventsKept],
-            extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
-        )
-        let counts = try Self.counts(reply, from: 1)
-        await UserEvents(redis: redis).publishCommitted(.elementDeletedGlobal, counts.map { recipient, unseen in
-            (recipient, GlobalElementEvent(roomId: room, elementId: id, deletedBy: user, elementCount: counts.elementCount, unseenCount: unseen))
+        let deleted = try await redis.call(RoomcastFunctions.ElementDelete(room: room, element: id, user: user, now: .now(), eventsKept: eventsKept))
+        await UserEvents(redis: redis).publishCommitted(.elementDeletedGlobal, deleted.unseen.map { recipient, unseen in
+            (recipient, GlobalElementEvent(roomId: room, elementId: id, deletedBy: user, elementCount: deleted.elementCount, unseenCount: unseen))
         })
-        return counts.elementCount
+        return deleted.elementCount
     }
 
     /// Removes every element. Emits `room:cleared`. Returns how many were removed.
     @discardableResult
     public func clear(_ room: RoomID, by user: UserID) async throws(RoomcastError) -> Int {
-        let reply = try await run(
-            RoomcastScripts.roomClear, room: room, element: nil,
-            [user.rawValue, RedisKeys.elementPrefix(room), room.rawValue, Self.now(), eventsKept, RedisKeys.reactionsSuffix],
-            extraKeys: [RedisKeys.roomPresence(room), RedisKeys.roomUnseenElements(room)]
-        )
-        // The second value is how many elements went; the count after a clear is 0.
-        let counts = try Self.counts(reply, from: 1)
-        await UserEvents(redis: redis).publishCommitted(.roomClearedGlobal, counts.map { recipient, unseen in
+        let cleared = try await redis.call(RoomcastFunctions.RoomClear(room: room, user: user, now: .now(), eventsKept: eventsKept))
+        // The count after a clear is 0.
+        await UserEvents(redis: redis).publishCommitted(.roomClearedGlobal, cleared.unseen.map { recipient, unseen in
             (recipient, GlobalElementEvent(roomId: room, clearedBy: user, elementCount: 0, unseenCount: unseen))
         })
-        return counts.elementCount
+        return cleared.removed
     }
 
     /// The room's elements in z-order with the offset they are current at, for a participant.
     public func snapshot(of room: RoomID, for user: UserID) async throws(RoomcastError) -> Snapshot {
-        let reply = try await run(
-            RoomcastScripts.elementsSnapshot, room: room, element: nil, [user.rawValue, RedisKeys.elementPrefix(room)], durability: .master
-        )
-        guard case .array(let parts) = reply, parts.count == 2, let offset = parts[0].string, case .bulk(let json) = parts[1] else {
-            throw RoomcastError(.internalError, "unexpected reply from elements_snapshot")
-        }
-        return Snapshot(offset: offset, json: json)
-    }
-
-    // MARK: Helpers
-
-    /// Runs one of the element scripts; a change's reply waits for the durability the client's
-    /// configuration asks (`nil`), a read's is the master's.
-    private func run(
-        _ script: RedisScript, room: RoomID, element: ElementID?, _ arguments: [any RedisArgument], extraKeys: [String] = [],
-        durability: RedisWriteDurability? = nil
-    ) async throws(RoomcastError) -> RedisReply {
-        let keys = RedisKeys.elementScriptKeys(room: room, element: element) + extraKeys
-        return try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(script, keys: keys, arguments: arguments, durability: durability ?? redis.configuration.writeDurability)
-        }
-    }
-
-    private static func now() -> Int { Int(Timestamp.now().milliseconds) }
-
-    /// The tail of a script's reply: a count, then `user, unseen count` pairs.
-    struct ParticipantCounts: Sequence {
-        var elementCount: Int
-        var unseen: [(UserID, Int)]
-        func makeIterator() -> IndexingIterator<[(UserID, Int)]> { unseen.makeIterator() }
-    }
-
-    private static func counts(_ reply: RedisReply, from index: Int) throws(RoomcastError) -> ParticipantCounts {
-        guard case .array(let parts) = reply, parts.count > index, let count = try? Int(redisReply: parts[index]) else {
-            throw RoomcastError(.internalError, "unexpected counts from Redis")
-        }
-        var unseen: [(UserID, Int)] = []
-        var position = index + 1
-        while position + 1 < parts.count {
-            if let user = parts[position].string.flatMap(UserID.init), let value = try? Int(redisReply: parts[position + 1]) {
-                unseen.append((user, value))
-            }
-            position += 2
-        }
-        return ParticipantCounts(elementCount: count, unseen: unseen)
-    }
-
-    private static func elementJSON(_ reply: RedisReply, at index: Int) throws(RoomcastError) -> ByteBuffer {
-        guard case .array(let parts) = reply, parts.count > index, case .bulk(let json) = parts[index] else {
-            throw RoomcastError(.internalError, "unexpected element from Redis")
-        }
-        return json
+        let snapshot = try await redis.call(RoomcastFunctions.ElementsSnapshot(room: room, user: user))
+        return Snapshot(offset: snapshot.offset, json: snapshot.elements)
     }
 
     private static func decodeElement(_ json: ByteBuffer) throws(RoomcastError) -> Element {

@@ -67,30 +67,13 @@ public struct MessageStore: Sendable {
         } catch {
             throw RoomcastError(.internalError, "could not encode the message")
         }
-        // The presence scripts' key layout (the script takes expired sockets out first).
-        var keys = [
-            RedisKeys.room(roomId), RedisKeys.roomParticipants(roomId), RedisKeys.roomPresence(roomId),
-            RedisKeys.roomStream(roomId), RedisKeys.roomChannel(roomId), RedisKeys.roomMessageReads(roomId),
-            RedisKeys.roomMessages(roomId),
-        ]
-        if let requestId { keys.append(RedisKeys.roomRequest(roomId, user: sender.id, operation: .messageSend, request: requestId)) }
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.messageSend,
-                keys: keys,
-                arguments: [
-                    // now, (expiry: unused here), events kept, room id, as presence scripts take them
-                    Int(message.createdAt.milliseconds), Int(message.createdAt.milliseconds), eventsKept, roomId.rawValue,
-                    sender.id.rawValue, message.id.rawValue, text, frame.prefix, frame.suffix, messagesKept, messageJSON,
-                ],
-                durability: redis.configuration.writeDurability
+        let sent = try await redis.call(
+            RoomcastFunctions.MessageSend(
+                room: roomId, sender: sender.id, message: message.id, text: text, now: message.createdAt, frame: frame, json: messageJSON,
+                eventsKept: eventsKept, messagesKept: messagesKept, request: requestId
             )
-        }
-        let outcome = try MutationReply(reply)
-        guard case .array(let parts) = outcome.reply, parts.count == 2, let offset = parts[0].string, case .bulk(let stored) = parts[1] else {
-            throw RoomcastError(.internalError, "unexpected reply from message_send")
-        }
-        return Stored(message: message, json: outcome.isReplay ? stored : messageJSON, offset: offset, isReplay: outcome.isReplay)
+        )
+        return Stored(message: message, json: sent.isReplay ? sent.message : messageJSON, offset: sent.offset, isReplay: sent.isReplay)
     }
 
     /// `{"message":<message JSON>,"roomId":"<id>"}`: what ``MessageNewPayload`` encodes to, keys

@@ -4,8 +4,9 @@ public import RedisClient
 /// refreshes it, so a crashed node drops out within one TTL. An expired id stays in
 /// `nodes:{registry}` until a reaper (``NodeReaper``) removed what the node left in Redis.
 ///
-/// Two keys in two cluster slots (`node:{<id>}` and `nodes:{registry}`), so every write is a
-/// pipeline of single-key commands, never one script.
+/// Two keys in two cluster slots (`node:{<id>}` and `nodes:{registry}`), so a heartbeat is two
+/// requests sent together, never one function: the node's hash and its expiry, its lease, in one
+/// step (`node_heartbeat.lua`), and the registry's entry beside it.
 public struct NodeRegistry: Sendable {
     private let redis: any RedisClientProtocol
 
@@ -34,21 +35,34 @@ public struct NodeRegistry: Sendable {
         let now = Timestamp.now()
         entry.updatedAt = now
         entry.expiresAt = Timestamp(milliseconds: now.milliseconds + Int64(ttl.wholeMilliseconds))
-        let key = RedisKeys.node(info.id)
-        let replies = try await mappingRedisErrors { () throws(RedisError) in
+        let fields = entry.hashFields
+        async let lease = Self.renew(info.id, fields, ttl: ttl, redis)
+        let listed = await Self.results { () throws(RedisError) in
             try await redis.pipeline([
-                RedisCommand("HSET", [key] + entry.hashFields),
-                RedisCommand("PEXPIRE", key, ttl.wholeMilliseconds),
                 RedisCommand("ZADD", RedisKeys.nodeRegistry, Int(entry.expiresAt.milliseconds), info.id.rawValue),
                 // Expired entries stay until reaped: they are the reapers' work list.
                 RedisCommand("ZRANGE", RedisKeys.nodeRegistry, "-inf", "(\(now.milliseconds)", "BYSCORE", "LIMIT", 0, 100),
             ])
         }
+        let lapsed = try await lease.get()
+        let replies = try listed.get()
         try Self.checkReplies(replies)
-        // HSET counts the fields it created: all of them when the hash was gone.
-        let created = (try? Int(redisReply: replies[0])) ?? 0
-        let expired = ((try? [String](redisReply: replies[3])) ?? []).compactMap { NodeID($0) }.filter { $0 != info.id }
-        return Beat(entry: entry, lapsed: created > 0, expired: expired)
+        let expired = ((try? [String](redisReply: replies[1])) ?? []).compactMap { NodeID($0) }.filter { $0 != info.id }
+        return Beat(entry: entry, lapsed: lapsed, expired: expired)
+    }
+
+    /// Writes node `id`'s hash and its expiry in one step; answers whether it held no lease before.
+    private static func renew(_ id: NodeID, _ fields: [String], ttl: Duration, _ redis: any RedisClientProtocol) async -> Result<Bool, RoomcastError> {
+        await results { () throws(RedisError) in try await redis.run(RoomcastFunctions.NodeHeartbeat(node: id, ttl: ttl, fields: fields)).lapsed }
+    }
+
+    /// `operation`'s value or its failure, as a value (for two requests sent together).
+    private static func results<Value>(_ operation: () async throws(RedisError) -> Value) async -> Result<Value, RoomcastError> {
+        do {
+            return .success(try await operation())
+        } catch {
+            return .failure(RoomcastError(error))
+        }
     }
 
     /// The node `id` while its entry lives; `nil` once it expired or was removed.
@@ -73,7 +87,7 @@ public struct NodeRegistry: Sendable {
         let commands =
             holdingNothing
             ? [
-                RedisCommand("DEL", RedisKeys.node(id), RedisKeys.nodeRooms(id), RedisKeys.nodeUsers(id)),
+                RedisCommand("DEL", RedisKeys.node(id), RedisKeys.nodeRooms(id), RedisKeys.nodeUsers(id), RedisKeys.nodeReaping(id)),
                 RedisCommand("ZREM", RedisKeys.nodeRegistry, id.rawValue),
             ]
             : [RedisCommand("DEL", RedisKeys.node(id)), RedisCommand("ZADD", RedisKeys.nodeRegistry, 0, id.rawValue)]
@@ -85,11 +99,45 @@ public struct NodeRegistry: Sendable {
     /// - Returns: whether it was removed.
     @discardableResult
     public func drop(_ id: NodeID) async throws(RoomcastError) -> Bool {
-        let now = Int(Timestamp.now().milliseconds)
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(RoomcastScripts.nodeRegistryDrop, keys: [RedisKeys.nodeRegistry], arguments: [now, id.rawValue])
+        try await redis.call(RoomcastFunctions.NodeRegistryDrop(node: id, now: .now())).dropped
+    }
+
+    /// A node whose lease lapsed and whose entry waits for reapers: what is left of its index.
+    public struct ExpiredNode: Sendable, Hashable, Codable {
+        /// The node's id.
+        public var id: NodeID
+        /// When its entry expired (0 for a node that stopped and left its members to reapers).
+        public var expiredAt: Timestamp
+        /// Rooms in its index not taken by a reaper yet (`node:{<id>}:rooms`).
+        public var rooms: Int
+        /// Users in its index not taken by a reaper yet (`node:{<id>}:users`).
+        public var users: Int
+        /// Entries claimed by reapers and not released yet (`node:{<id>}:reaping`), a reaper's
+        /// batch under way or one a dead reaper left for the next.
+        public var claimed: Int
+    }
+
+    /// The nodes whose entries expired and that reapers have not finished with, longest expired
+    /// first (at most `limit`). A read only.
+    public func expiredNodes(limit: Int = 100) async throws(RoomcastError) -> [ExpiredNode] {
+        let now = Timestamp.now().milliseconds
+        let scores = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.send(
+                RedisCommand("ZRANGE", RedisKeys.nodeRegistry, "-inf", "(\(now)", "BYSCORE", "LIMIT", 0, limit, "WITHSCORES"), as: RedisFields.self
+            ).values
         }
-        return (try? Int(redisReply: reply)) == 1
+        let expired = scores.compactMap { id, score in NodeID(id).map { ($0, Int64(Double(score) ?? 0)) } }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }
+        guard !expired.isEmpty else { return [] }
+        let counts = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.pipeline(expired.flatMap { id, _ in
+                [RedisCommand("SCARD", RedisKeys.nodeRooms(id)), RedisCommand("SCARD", RedisKeys.nodeUsers(id)), RedisCommand("ZCARD", RedisKeys.nodeReaping(id))]
+            })
+        }
+        try Self.checkReplies(counts)
+        let sizes = counts.map { (try? Int(redisReply: $0)) ?? 0 }
+        return zip(expired, stride(from: 0, to: sizes.count, by: 3)).map { node, first in
+            ExpiredNode(id: node.0, expiredAt: Timestamp(milliseconds: node.1), rooms: sizes[first], users: sizes[first + 1], claimed: sizes[first + 2])
+        }
     }
 
     /// Reads the entries of `ids` in one pipeline (`HGETALL` and `PTTL` of each); gone ones are

@@ -41,21 +41,18 @@ public struct PresenceStore: Sendable {
     /// Marks the socket present in the room and resets the user's unseen counts there.
     @discardableResult
     public func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> Joined {
-        let reply = try await run(
-            RoomcastScripts.presenceJoin, room: room, [user.rawValue, Self.member(user: user, socket: socket)],
-            extraKeys: [RedisKeys.roomUnseenElements(room)]
+        let now = Timestamp.now()
+        let joined = try await redis.call(
+            RoomcastFunctions.PresenceJoin(
+                room: room, user: user, member: Self.member(user: user, socket: socket), now: now, expiry: expiry(from: now), eventsKept: eventsKept
+            )
         )
-        guard case .array(let parts) = reply, parts.count == 4, let event = parts[0].string, let users = parts[1].string,
-            let offset = parts[2].string, case .bulk(let frame) = parts[3]
-        else {
-            throw RoomcastError(.internalError, "unexpected reply from presence_join")
-        }
-        return Joined(announced: !event.isEmpty, activeUserIds: users, offset: offset, joinerFrame: event.isEmpty ? frame : nil)
+        return Joined(announced: joined.announced, activeUserIds: joined.activeUserIds, offset: joined.offset, joinerFrame: joined.joinerFrame)
     }
 
     /// Marks the socket gone from the room.
     public func leave(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) {
-        _ = try await run(RoomcastScripts.presenceLeave, room: room, [Self.member(user: user, socket: socket)])
+        _ = try await redis.call(RoomcastFunctions.PresenceLeave(room: room, member: Self.member(user: user, socket: socket), now: .now(), eventsKept: eventsKept))
     }
 
     /// Keeps these members present for another lifetime, and announces expired ones.
@@ -64,22 +61,19 @@ public struct PresenceStore: Sendable {
     /// - Returns: the members that were gone (none is added back unless `restoring`).
     @discardableResult
     public func refresh(_ room: RoomID, members: [String], restoring: Bool = false) async throws(RoomcastError) -> [String] {
-        let reply = try await run(RoomcastScripts.presenceRefresh, room: room, [restoring ? "1" : "0"] + members)
-        guard case .array(let parts) = reply, parts.count == 2, case .array(let gone) = parts[1] else {
-            throw RoomcastError(.internalError, "unexpected reply from presence_refresh")
-        }
-        return gone.compactMap(\.string)
+        let now = Timestamp.now()
+        return try await redis.call(
+            RoomcastFunctions.PresenceRefresh(
+                room: room, members: members, restoring: restoring, now: now, expiry: expiry(from: now), eventsKept: eventsKept
+            )
+        ).gone
     }
 
     /// Removes every member of node `node`'s sockets (a dead node) and announces who is left.
     /// - Returns: the number of members removed.
     @discardableResult
     public func reap(_ room: RoomID, node: NodeID) async throws(RoomcastError) -> Int {
-        let reply = try await run(RoomcastScripts.presenceReap, room: room, [node.rawValue])
-        guard case .array(let parts) = reply, parts.count == 2, let removed = try? Int(redisReply: parts[1]) else {
-            throw RoomcastError(.internalError, "unexpected reply from presence_reap")
-        }
-        return removed
+        try await redis.call(RoomcastFunctions.PresenceReap(room: room, node: node, now: .now(), eventsKept: eventsKept)).removed
     }
 
     /// The users present in a room now.
@@ -91,15 +85,8 @@ public struct PresenceStore: Sendable {
         return Array(Set(members.compactMap { $0.split(separator: "|").first.flatMap { UserID(String($0)) } })).sorted()
     }
 
-    private func run(_ script: RedisScript, room: RoomID, _ arguments: [any RedisArgument], extraKeys: [String] = []) async throws(RoomcastError) -> RedisReply {
-        let now = Timestamp.now().milliseconds
-        let expiry = now + Int64(lifetime.wholeMilliseconds)
-        let keys = [
-            RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomPresence(room),
-            RedisKeys.roomStream(room), RedisKeys.roomChannel(room), RedisKeys.roomMessageReads(room),
-        ] + extraKeys
-        return try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(script, keys: keys, arguments: [Int(now), Int(expiry), eventsKept, room.rawValue] + arguments)
-        }
+    /// A member's backstop expiry for a write at `now`.
+    private func expiry(from now: Timestamp) -> Timestamp {
+        Timestamp(milliseconds: now.milliseconds + Int64(lifetime.wholeMilliseconds))
     }
 }

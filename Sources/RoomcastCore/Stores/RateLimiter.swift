@@ -39,24 +39,16 @@ public struct RateLimiter: Sendable {
     /// - Throws: `rate_limited` with `retryAfter` (the end of the window) when over the limit.
     /// - Throws: `unavailable` when the counter has not been reachable for ``failOpenLimit``.
     public func hit(_ scope: String, _ limit: Limit, what: String) async throws(RoomcastError) {
-        let reply: RedisReply
+        let counted: RoomcastFunctions.RateLimitHit.Reply
         do throws(RoomcastError) {
-            reply = try await mappingRedisErrors { () throws(RedisError) in
-                try await redis.evaluate(
-                    RoomcastScripts.rateLimitHit, keys: [RedisKeys.rateLimit(scope)], arguments: [limit.requests, limit.window.wholeMilliseconds]
-                )
-            }
+            counted = try await redis.call(RoomcastFunctions.RateLimitHit(scope: scope, limit: limit.requests, window: limit.window))
             unreachable.reached(scope)
         } catch where error.code == .unavailable {
             guard unreachable.admit(scope, for: failOpenLimit) else { throw error }
             return
         }
-        guard case .array(let parts) = reply, parts.count == 2, let allowed = try? Int(redisReply: parts[0]),
-            let remaining = try? Int(redisReply: parts[1])
-        else {
-            throw RoomcastError(.internalError, "unexpected reply from rate_limit_hit")
-        }
-        guard allowed == 1 else {
+        let remaining = counted.remaining
+        guard counted.allowed else {
             throw RoomcastError(
                 .rateLimited, "too many \(what): at most \(limit.requests) per \(limit.window.wholeMilliseconds / 1000) s",
                 retryAfter: .milliseconds(remaining)

@@ -29,30 +29,26 @@ public struct ReactionStore: Sendable {
         } catch {
             throw RoomcastError(.internalError, "could not encode the reaction")
         }
-        var keys = RedisKeys.elementScriptKeys(room: room, element: element)
-        if let requestId { keys.append(RedisKeys.roomRequest(room, user: user.id, operation: .reactionToggle, request: requestId)) }
-        let outcome = try MutationReply(try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.reactionToggle, keys: keys,
-                arguments: [user.id.rawValue, element.rawValue, room.rawValue, Int(Timestamp.now().milliseconds), eventsKept, json],
-                durability: redis.configuration.writeDurability
+        let toggled = try await redis.call(
+            RoomcastFunctions.ReactionToggle(
+                room: room, element: element, user: user.id, now: .now(), eventsKept: eventsKept, reactionDraft: json, request: requestId
             )
-        })
-        guard case .array(let parts) = outcome.reply, parts.count == 8, let action = parts[0].string,
-            case .bulk(let reactionJSON) = parts[1], let count = try? Int(redisReply: parts[2]), case .bulk(let topJSON) = parts[3],
-            let stored = try? JSONCoding.decode(Reaction.self, from: reactionJSON),
-            let top = try? JSONCoding.decode([User].self, from: topJSON)
+        )
+        guard let stored = try? JSONCoding.decode(Reaction.self, from: toggled.reaction),
+            let top = try? JSONCoding.decode([User].self, from: toggled.topReactors)
         else {
-            throw RoomcastError(.internalError, "unexpected reply from reaction_toggle")
+            throw RoomcastError(.internalError, "unexpected reaction from reaction_toggle")
         }
         var subject: ReactionSubject?
-        if !outcome.isReplay, let creator = parts[5].string.flatMap(UserID.init), let type = parts[6].string {
-            let name = parts[7].string ?? ""
-            subject = ReactionSubject(roomId: room, roomName: name.isEmpty ? nil : name, elementId: element, elementType: type, elementCreator: creator)
+        if !toggled.isReplay, let creator = UserID(toggled.creator) {
+            subject = ReactionSubject(
+                roomId: room, roomName: toggled.roomName.isEmpty ? nil : toggled.roomName, elementId: element,
+                elementType: toggled.elementType, elementCreator: creator
+            )
         }
         return ReactionToggle(
-            action: action, reaction: stored,
-            elementStats: ReactionStats(totalReactions: count, hasReacted: action == "added", topReactors: top),
+            action: toggled.action, reaction: stored,
+            elementStats: ReactionStats(totalReactions: toggled.count, hasReacted: toggled.action == "added", topReactors: top),
             subject: subject
         )
     }

@@ -28,17 +28,11 @@ public struct RoomEventLog: Sendable {
     public func replay(_ room: RoomID, after since: String, for user: UserID) async throws(RoomcastError) -> Replay? {
         // Anything but an offset is "too old", never an error: checked here and in the script.
         guard StreamOffset(since) != nil else { return nil }
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.roomReplay,
-                keys: [RedisKeys.room(room), RedisKeys.roomParticipants(room), RedisKeys.roomStream(room)],
-                arguments: [user.rawValue, since, maximumReplay]
-            )
-        }
-        guard case .array(let parts) = reply, let offset = parts.first?.string else { return nil }
+        let replay = try await redis.call(RoomcastFunctions.RoomReplay(room: room, user: user, since: since, most: maximumReplay))
+        guard let (offset, entries) = replay.events else { return nil }
         var frames: [ByteBuffer] = []
-        frames.reserveCapacity(parts.count - 1)
-        for entry in parts.dropFirst() {
+        frames.reserveCapacity(entries.count)
+        for entry in entries {
             guard let envelope = Self.envelope(of: entry) else {
                 throw RoomcastError(.internalError, "unexpected entry in the room stream")
             }

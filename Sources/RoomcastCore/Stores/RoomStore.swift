@@ -37,8 +37,8 @@ public struct RoomStore: Sendable {
         try await mappingRedisErrors { () throws(RedisError) in
             // The participants' public profiles, for elements and hearts to show (kept current
             // by profile changes), and each participant's list, in that user's slot: one command
-            // per user. Written before the room, so that nothing can fail once the room exists
-            // (#29 item 5): a failure here (a user's master failing over) is answered before
+            // per user. Written before the room, so that nothing can fail once the room exists:
+            // a failure here (a user's master failing over) is answered before
             // anything was created, and leaves at most list entries for a room that never came
             // to be, which lists leave out (``records(_:badgesFor:)`` skips missing rooms).
             let profiles = participants.flatMap { user -> [any RedisArgument] in
@@ -49,14 +49,11 @@ public struct RoomStore: Sendable {
                     + participantIDs.map { RedisCommand("ZADD", RedisKeys.userRooms($0), Int(now.milliseconds), room.id.rawValue) }
             )
             for case .error(let message) in replies { throw RedisError(.reply, message) }
-            _ = try await redis.evaluate(
-                RoomcastScripts.roomCreate,
-                keys: [RedisKeys.room(room.id), RedisKeys.roomParticipants(room.id)],
-                arguments: [room.id.rawValue, name ?? "", creator.rawValue, Int(now.milliseconds)] + participantIDs.map(\.rawValue),
-                durability: redis.configuration.writeDurability
+            _ = try await redis.run(
+                RoomcastFunctions.RoomCreate(room: room.id, name: name, creator: creator, now: now, participants: participantIDs)
             )
         }
-        // Committed: the answer says so whatever becomes of the others' events (#29 item 5).
+        // Committed: the answer says so whatever becomes of the others' events.
         await UserEvents(redis: redis).publishCommitted(.roomCreated, RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
         return room
     }
@@ -79,20 +76,12 @@ public struct RoomStore: Sendable {
     public func rename(_ id: RoomID, to name: String?, by user: UserID) async throws(RoomcastError) -> Room {
         let name = try RoomName.normalized(name)
         let now = Timestamp.now()
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.roomRename,
-                keys: [RedisKeys.room(id), RedisKeys.roomParticipants(id), RedisKeys.roomPresence(id)],
-                arguments: [user.rawValue, name ?? "", Int(now.milliseconds)],
-                durability: redis.configuration.writeDurability
-            )
+        let renamed = try await redis.call(RoomcastFunctions.RoomRename(room: id, user: user, name: name, now: now))
+        guard let record = RoomRecord(id: id, fields: renamed.fields, participants: renamed.participants, live: renamed.live) else {
+            throw RoomcastError(.internalError, "room_rename answered a damaged room")
         }
-        guard case .array(let parts) = reply, parts.count == 3,
-            let participants = try? [String](redisReply: parts[1]), let live = try? Int(redisReply: parts[2]),
-            let record = RoomRecord(id: id, fields: parts[0].fields, participants: participants, live: live)
-        else { throw RoomcastError(.internalError, "unexpected reply from room_rename") }
         // Committed: the participants' profiles live in their own slots, which may be failing
-        // over; the room keeps a copy of them in its slot, read when theirs cannot be (#29 item 5).
+        // over; the room keeps a copy of them in its slot, read when theirs cannot be.
         var read: Room?
         do throws(RoomcastError) {
             read = try await rooms(from: [record]).first

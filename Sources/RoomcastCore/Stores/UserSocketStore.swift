@@ -49,24 +49,19 @@ public struct UserSocketStore: Sendable {
     private func open(
         _ socket: String, of user: UserID, limit: Int, readingUser: Bool
     ) async throws(RoomcastError) -> (offset: StreamOffset, user: [String: String]?) {
-        let now = Timestamp.now().milliseconds
-        var keys = [RedisKeys.userSockets(user), RedisKeys.userStream(user)]
-        if readingUser { keys.append(RedisKeys.user(user)) }
-        let reply = try await mappingRedisErrors { () throws(RedisError) in
-            try await redis.evaluate(
-                RoomcastScripts.userSocketOpen, keys: keys, arguments: [Int(now), Int(now) + lifetime.wholeMilliseconds, limit, socket]
+        let now = Timestamp.now()
+        let opened = try await redis.call(
+            RoomcastFunctions.UserSocketOpen(
+                user: user, socket: socket, limit: limit, now: now,
+                expiry: Timestamp(milliseconds: now.milliseconds + Int64(lifetime.wholeMilliseconds)), readingUser: readingUser
             )
-        }
-        guard case .array(let parts) = reply, parts.count == (readingUser ? 3 : 2), let count = try? Int(redisReply: parts[0]),
-            let offset = parts[1].string.flatMap(StreamOffset.init)
-        else {
-            throw RoomcastError(.internalError, "unexpected reply from user_socket_open")
-        }
-        if count == -2 { return (offset, nil) }
-        guard count >= 0 else {
+        )
+        switch opened.outcome {
+        case .counted: return (opened.offset, opened.user)
+        case .noUser: return (opened.offset, nil)
+        case .overLimit:
             throw RoomcastError(.limitExceeded, "a user can have at most \(limit) sockets connected at once: close one first")
         }
-        return (offset, readingUser ? parts[2].fields : nil)
     }
 
     /// Stops counting a socket that closed.
@@ -100,9 +95,6 @@ public struct UserSocketStore: Sendable {
     /// - Returns: the number of sockets removed.
     @discardableResult
     public func reap(_ user: UserID, node: NodeID) async throws(RoomcastError) -> Int {
-        try await mappingRedisErrors { () throws(RedisError) in
-            let reply = try await redis.evaluate(RoomcastScripts.userSocketsReap, keys: [RedisKeys.userSockets(user)], arguments: [node.rawValue])
-            return (try? Int(redisReply: reply)) ?? 0
-        }
+        try await redis.call(RoomcastFunctions.UserSocketsReap(user: user, node: node)).removed
     }
 }

@@ -27,7 +27,7 @@ extension UserStore {
             if !set.isEmpty { commands.append(RedisCommand("HSET", [RedisKeys.user(id)] + set.flatMap { [$0.name, $0.value] as [any RedisArgument] })) }
             for reply in try await redis.pipeline(commands) { _ = try Int(redisReply: reply) }
             if let oldEmail, oldEmail != newEmail {
-                _ = try await redis.evaluate(RoomcastScripts.ownerRelease, keys: [RedisKeys.email(oldEmail)], arguments: [id.rawValue])
+                _ = try await redis.run(RoomcastFunctions.OwnerRelease(owner: RedisKeys.email(oldEmail), user: id))
             }
         }
         if after.user != before.user { try await publishProfile(after.user) }

@@ -50,7 +50,7 @@ public struct UserStore: Sendable {
         guard created else {
             // The email claimed for this attempt goes back.
             if let email = account.email {
-                _ = try? await redis.evaluate(RoomcastScripts.ownerRelease, keys: [RedisKeys.email(email)], arguments: [user.id.rawValue])
+                _ = try? await redis.call(RoomcastFunctions.OwnerRelease(owner: RedisKeys.email(email), user: user.id))
             }
             throw RoomcastError(.conflict, "username '\(username)' is taken")
         }

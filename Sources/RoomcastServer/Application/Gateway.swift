@@ -72,7 +72,7 @@ public struct Gateway: Sendable {
         )
         // Services added here start before the server and stop after it, so in-flight requests
         // can still reach Redis while the server drains.
-        app.addServices(redis, node.hub, node.presence, heartbeat)
+        app.addServices(redis, FunctionLibraryLoader(redis: redis, logger: logger.with(label: "redis")), node.hub, node.presence, heartbeat)
         for worker in node.pushWorkers {
             app.addServices(worker)
         }
@@ -159,7 +159,7 @@ public struct Gateway: Sendable {
                 connectionsPerAddress.exempt(Set(nodes.compactMap { NodeAddressBook.socketAddress($0.address)?.ipAddress }))
             },
             presence: presence,
-            reaper: NodeReaper(redis: redis, presence: presenceStore, sockets: socketStore),
+            reaper: NodeReaper(redis: redis, presence: presenceStore, sockets: socketStore, claimLease: settings.nodeTTL),
             logger: logger.with(label: "node")
         )
         let socketServices = SocketServices(

@@ -38,6 +38,10 @@ final class PresenceKeeper: Service, Sendable {
         /// Rooms and users in this node's index (a superset of the held ones until pruned).
         var indexedRooms: Set<RoomID> = []
         var indexedUsers: Set<UserID> = []
+        /// Index writes under way: a join or socket that needs the same entry waits for that
+        /// write rather than being answered before it.
+        var roomIndexWrites: [RoomID: Task<Bool, Never>] = [:]
+        var userIndexWrites: [UserID: Task<Bool, Never>] = [:]
         /// Leaves and closes that failed (Redis away), retried after each heartbeat.
         var failed: Set<Removal> = []
         /// Restoring refreshes still to run after a lapsed lease (see ``afterHeartbeat(lapsed:)``).
@@ -77,27 +81,35 @@ final class PresenceKeeper: Service, Sendable {
     /// - Returns: the user and the offset of their newest event (the socket gets the ones after
     ///   it); nil, counting nothing, when the user does not exist.
     /// - Throws: `limit_exceeded` when the user has `limit` sockets connected already.
+    /// - Throws: `unavailable` also when the user could not be written to this node's index:
+    ///   a socket counted where no reaper would find it must not stay counted (it is taken out).
     func open(_ socket: String, of user: UserID, limit: Int) async throws(RoomcastError) -> UserSocketStore.OpenedSocket? {
         // Counted as opening meanwhile, so that the index pruning keeps its user.
         let indexing = state.withLock { state in
             state.opening[user, default: 0] += 1
-            return state.indexedUsers.insert(user).inserted
+            return indexWrite(&state, user: user)
         }
         // The index entry goes out beside the count, not before it: a CONNECT stays one round trip.
-        async let indexed = indexIfNeeded(indexing, rooms: [], users: [user])
         let opened: UserSocketStore.OpenedSocket?
         do throws(RoomcastError) {
             opened = try await sockets.openConnected(socket, of: user, limit: limit)
         } catch {
-            await indexed
             finishOpening(socket, of: user, counted: false)
             throw error
         }
-        await indexed
+        if let indexing, !(await indexing.value) {
+            finishOpening(socket, of: user, counted: false)
+            if opened != nil { await remove(Removal(room: nil, user: user, socket: socket)) }
+            throw Self.indexUnavailable
+        }
         finishOpening(socket, of: user, counted: opened != nil)
         if opened != nil { socketCount.add(1, ordering: .relaxed) }
         return opened
     }
+
+    /// A join or socket whose index entry could not be written: answered unavailable, as the
+    /// write it depends on failed.
+    private static let indexUnavailable = RoomcastError(.unavailable, "storage is unavailable, retry later")
 
     /// The CONNECT's script answered: the socket is held from now when Redis counted it.
     private func finishOpening(_ socket: String, of user: UserID, counted: Bool) {
@@ -108,20 +120,45 @@ final class PresenceKeeper: Service, Sendable {
         }
     }
 
-    /// Adds a room or user to the index when `needed`; a failure is logged and leaves it to be
-    /// added by the next join, socket or refresh (meanwhile a crash of this node leaves its
-    /// member there to the backstop expiry).
-    private func indexIfNeeded(_ needed: Bool, rooms: [RoomID], users: [UserID]) async {
-        guard needed else { return }
+    /// The write of `room`'s index entry that a join must wait for: one under way, or a new one
+    /// when the room is not in the index yet; nil when it is there.
+    private func indexWrite(_ state: inout State, room: RoomID) -> Task<Bool, Never>? {
+        if let pending = state.roomIndexWrites[room] { return pending }
+        guard state.indexedRooms.insert(room).inserted else { return nil }
+        let write = Task { await self.writeIndex(rooms: [room], users: []) }
+        state.roomIndexWrites[room] = write
+        return write
+    }
+
+    /// ``indexWrite(_:room:)`` for a user's socket count.
+    private func indexWrite(_ state: inout State, user: UserID) -> Task<Bool, Never>? {
+        if let pending = state.userIndexWrites[user] { return pending }
+        guard state.indexedUsers.insert(user).inserted else { return nil }
+        let write = Task { await self.writeIndex(rooms: [], users: [user]) }
+        state.userIndexWrites[user] = write
+        return write
+    }
+
+    /// Adds a room or user to the index. A failure is logged and leaves it out of the index here
+    /// too, so the next join or socket writes it again; the joins and sockets waiting for this
+    /// write are refused and taken out of Redis, as no reaper would find them if this node died.
+    private func writeIndex(rooms: [RoomID], users: [UserID]) async -> Bool {
+        var written = true
         do {
             try await index.add(rooms: rooms, users: users)
         } catch {
             logger.warning("node index write failed", metadata: ["error": "\(error)"])
-            state.withLock { state in
+            written = false
+        }
+        state.withLock { state in
+            for room in rooms { state.roomIndexWrites[room] = nil }
+            for user in users { state.userIndexWrites[user] = nil }
+            if !written {
                 state.indexedRooms.subtract(rooms)
                 state.indexedUsers.subtract(users)
             }
         }
+        return written
     }
 
     private func forget(_ socket: String, of user: UserID) {
@@ -148,18 +185,20 @@ final class PresenceKeeper: Service, Sendable {
     }
 
     /// A socket opened a room: present from now, unseen counts reset.
+    /// - Throws: `unavailable` also when the room could not be written to this node's index: the
+    ///   caller leaves the room again (``leave(_:user:socket:)``), as a member no reaper would
+    ///   find if this node died must not stay.
     func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> PresenceStore.Joined {
         let member = Member(user: user, socket: socket)
         let indexing = state.withLock { state in
             state.members[room, default: []].insert(member)
             // A leave of the same socket that failed earlier must not undo this join.
             state.failed.remove(Removal(room: room, user: user, socket: socket))
-            return state.indexedRooms.insert(room).inserted
+            return indexWrite(&state, room: room)
         }
         // Beside the join, not before it: a join stays one round trip.
-        async let indexed = indexIfNeeded(indexing, rooms: [room], users: [])
         let joined = try await store.join(room, user: user, socket: socket)
-        await indexed
+        if let indexing, !(await indexing.value) { throw Self.indexUnavailable }
         return joined
     }
 
