@@ -137,7 +137,6 @@ struct RedisClusterSubscriberTests {
                 // flight on a connection the role change closes fails with `connectionClosed`:
                 // the client cannot know whether Redis ran it, so it does not send a command that
                 // is not idempotent again (the gateway answers `unavailable`); this test does.
-                // (Issue #29 item 1: this test failed on a loaded machine by not expecting that.)
                 for channel in Self.channels {
                     #expect(try await eventually(within: .seconds(30)) {
                         do {

@@ -62,7 +62,9 @@ public struct Gateway: Sendable {
         var app = Application(
             router: node.router,
             server: socketServer,
-            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "roomcast"),
+            configuration: .init(
+                address: .hostname(settings.host, port: settings.port), serverName: "roomcast", backlog: settings.listenBacklog
+            ),
             onServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
                 onReady("roomcast ready on http://\(address) (redis \(redisEndpoint))")

@@ -278,6 +278,14 @@ extension GatewaySettings {
                 """
             ),
             .integer(
+                "listen_backlog", .at(\.listenBacklog), in: 1...65_535,
+                """
+                Connections the kernel may hold accepted but not yet taken by the node. When every client of a \
+                stopped node comes back at once, a short queue drops their connection attempts and each waits a \
+                second or more to try again. The kernel caps it at `net.core.somaxconn`.
+                """
+            ),
+            .integer(
                 "max_connections_per_address", .at(\.maxConnectionsPerAddress), in: 1...1_000_000,
                 """
                 Connections one client address may hold on this node at once (connections forwarded by sibling nodes \

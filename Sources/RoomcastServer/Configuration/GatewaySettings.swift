@@ -48,6 +48,8 @@ public struct GatewaySettings: Sendable {
     public var maxConnectionsPerAddress: Int = 2_000
     /// How long an HTTP connection may go without a whole request in flight (`http.idle_timeout_ms`).
     public var httpIdleTimeout: Duration = .seconds(30)
+    /// Connections the kernel may hold accepted but not yet taken by the node (`http.listen_backlog`).
+    public var listenBacklog: Int = 4_096
     /// REST rate limits (`rate.*`), counted across nodes in Redis.
     var requestLimits = RequestLimits.Settings()
     /// Browser origins allowed to use long-polling and the REST API across origins (`http.cors_origins`).
