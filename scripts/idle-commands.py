@@ -1,4 +1,4 @@
-"""Redis commands per window with idle joined sockets: a private Redis, two nodes of
+"""Redis commands per window with idle joined sockets (docs/benchmarks.md): a private Redis, two nodes of
 BINARY, ROOMS rooms of 10 users with one socket each (half on each node), joined; then
 `CONFIG RESETSTAT` and `INFO commandstats` after WINDOW seconds (default 30) of nothing sent.
 

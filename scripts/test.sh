@@ -56,15 +56,15 @@ scripts/build-example.sh
 # SocketIOServer library that the gateway runs on.
 scripts/conformance.sh -q
 ROOMCAST_TEST_REDIS=cluster .venv/bin/python -m pytest -q tests/e2e --ignore tests/e2e/test_deployment.py
-scripts/schemathesis.sh  # the OpenAPI document's fuzzer against one live node, default checks (README → Talking to it)
-scripts/compose-test.sh  # the image and both compose files, unmodified, under podman (README → Docker)
+scripts/schemathesis.sh  # the OpenAPI document's fuzzer against one live node, default checks (docs/internals/testing.md)
+scripts/compose-test.sh  # the image and both compose files, unmodified, under podman (docs/operations/deployment.md)
 
 # WebSocket conformance: Autobahn|Testsuite's fuzzing client against the gateway's WebSocket stack
 # (9.* performance cases left out for time); any FAILED case fails the run. The suite needs
 # Python 2.7 (exit 2 without it): then the run says so and goes on.
 status=0
 # --quick: of the compression cases only 12.1.* and 13.1.*; `scripts/autobahn.sh --skip-performance`
-# runs them all (README → WebSocket conformance).
+# runs them all (docs/internals/testing.md).
 scripts/autobahn.sh --quick || status=$?
 if [ "$status" -eq 2 ]; then
     echo "WARNING: Autobahn|Testsuite skipped: no Python 2.7 on this machine (see scripts/autobahn.sh)" >&2

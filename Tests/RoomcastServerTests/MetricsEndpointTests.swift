@@ -6,7 +6,7 @@ import Testing
 
 @Suite("GET /metrics on a node run as a process", .serialized)
 struct MetricsEndpointTests {
-    /// Every metric the README documents; each must be in every scrape, with its HELP and TYPE.
+    /// Every metric docs/operations/observability.md documents; each must be in every scrape, with its HELP and TYPE.
     static let documented: [String: String] = [
         "roomcast_sockets_connected": "gauge",
         "roomcast_channels_subscribed": "gauge",

@@ -2,7 +2,7 @@
 memory (RSS) stays within a stated bound under each attack.
 
 The node runs with the default queue limits: `socket.outbound_queue_bytes` 4 MiB,
-`socket.inbound_queue_bytes` 2 MiB (see README → Limits and abuse).
+`socket.inbound_queue_bytes` 2 MiB (docs/operations/limits.md).
 """
 
 import json
