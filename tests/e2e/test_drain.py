@@ -21,6 +21,7 @@ Every wait is on a condition, with minutes of patience for a loaded machine.
 import collections
 import json
 import logging
+import os
 import signal
 import threading
 import time
@@ -313,9 +314,10 @@ def test_a_rolling_restart_brings_every_client_back_with_nothing_lost(stack, bro
 
             deadline = time.monotonic() + PATIENCE
             while not all(back(app) for app in on_victim):
-                assert time.monotonic() < deadline, "not back within %d s: %s\nnode %d (drained):\n%s\nnode %d:\n%s" % (
+                assert time.monotonic() < deadline, "not back within %d s: %s\nnode %d (drained):\n%s\nnode %d:\n%s\nnginx:\n%s" % (
                     PATIENCE, {app.label: app.state() for app in on_victim if not back(app)},
-                    victim, tail(drained.log_path), survivor, tail(other.log_path))
+                    victim, tail(drained.log_path), survivor, tail(other.log_path),
+                    tail(os.path.join(nginx.directory, "error.log"), 20))
                 add_element(other)
                 # An element, then the clients' state again a little later (a pace for the
                 # writer, not a wait for something: the loop's condition is what it waits for).
