@@ -6,10 +6,11 @@ import RoomcastTestSupport
 import Synchronization
 import Testing
 
-/// Issue #29 item 5: once the script that applies a change has committed, the change is answered
+/// Once the script that applies a change has committed, the change is answered
 /// as applied, even when the per-user events that follow it (`element:created:global`,
-/// `room:updated` …, `UserEvents`) cannot be published. Here the publishing fails for real: the
-/// store runs as a Redis ACL user that may write `room:*` keys only, so `user_event_publish.lua`
+/// `room:updated` …, `UserEvents`) cannot be published. The changes run through `RoomChanges`, the
+/// one place their per-user events and notifications are sent from. Here the publishing fails for
+/// real: the changes run as a Redis ACL user that may write `room:*` keys only, so `user_event_publish.lua`
 /// (on `user:{id}:stream`) is refused with `NOPERM`, as it fails when the user's slot is on a
 /// master that has just died and the room's is not.
 @Suite("A committed change is answered as applied when its per-user events cannot be published")
@@ -42,16 +43,16 @@ struct CommittedChangeAckTests {
                     await expectRoomcastError(.internalError) {
                         try await UserEvents(redis: restricted).publish(.roomSeen, ["roomId": f.room.rawValue], to: [f.alice.id])
                     }
-                    let store = ElementStore(redis: restricted)
-                    let element = try await store.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
+                    let store = RoomChanges(redis: restricted)
+                    let element = try await store.createElement(try ElementStoreTests.note(), by: f.bob, in: f.room)
                     let stored = try await redis.send("ZRANGE", RedisKeys.roomZOrder(f.room), 0, -1)
                     #expect(try [String](redisReply: stored) == [element.id.rawValue])
                     let created = try await ElementStoreTests.waitForEvents(inbox, 1)
                     #expect(created.map(\.name) == ["element:created"])
 
-                    let second = try await store.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
-                    #expect(try await store.delete(second.id, by: f.alice.id, in: f.room) == 1)
-                    #expect(try await store.clear(f.room, by: f.bob.id) == 1)
+                    let second = try await store.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room)
+                    #expect(try await store.deleteElement(second.id, by: f.alice.id, in: f.room) == 1)
+                    #expect(try await store.clearRoom(f.room, by: f.bob.id) == 1)
                     let events = try await ElementStoreTests.waitForEvents(inbox, 4)
                     #expect(events.map(\.name) == ["element:created", "element:created", "element:deleted", "room:cleared"])
                 }
@@ -64,7 +65,7 @@ struct CommittedChangeAckTests {
         try await withTestRedis { redis, server in
             let f = try await ElementStoreTests.fixture(redis)
             try await Self.withRoomOnlyClient(server) { restricted in
-                let room = try await RoomStore(redis: restricted).rename(f.room, to: "Renamed", by: f.alice.id)
+                let room = try await RoomChanges(redis: restricted).renameRoom(f.room, to: "Renamed", by: f.alice.id)
                 #expect(room.name == "Renamed")
                 #expect(try await RoomStore(redis: redis).room(f.room)?.name == "Renamed")
             }
@@ -76,7 +77,7 @@ struct CommittedChangeAckTests {
         try await withTestRedis { redis, server in
             let f = try await ElementStoreTests.fixture(redis)
             try await Self.withRoomOnlyClient(server, readingUsers: false) { restricted in
-                let room = try await RoomStore(redis: restricted).rename(f.room, to: "Renamed", by: f.alice.id)
+                let room = try await RoomChanges(redis: restricted).renameRoom(f.room, to: "Renamed", by: f.alice.id)
                 #expect(room.name == "Renamed")
                 #expect(Set(room.participants) == [f.alice, f.bob])
                 #expect(try await RoomStore(redis: redis).room(f.room)?.name == "Renamed")
@@ -99,7 +100,7 @@ struct CommittedChangeAckTests {
         try await withTestRedis { redis, server in
             let f = try await ElementStoreTests.fixture(redis)
             try await Self.withRoomOnlyClient(server, writing: ["user:*:rooms"]) { restricted in
-                let room = try await RoomStore(redis: restricted).create(by: f.alice.id, with: [f.bob.id, f.eve.id], name: "Three")
+                let room = try await RoomChanges(redis: restricted).createRoom(by: f.alice.id, with: [f.bob.id, f.eve.id], name: "Three")
                 #expect(Set(room.participants.map(\.id)) == [f.alice.id, f.bob.id, f.eve.id])
                 let rooms = RoomStore(redis: redis)
                 #expect(try await rooms.room(room.id)?.name == "Three")
@@ -117,7 +118,7 @@ struct CommittedChangeAckTests {
             let f = try await ElementStoreTests.fixture(redis)
             try await Self.withRoomOnlyClient(server) { restricted async throws in
                 await expectRoomcastError(.internalError) {
-                    try await RoomStore(redis: restricted).create(by: f.alice.id, with: [f.bob.id], name: nil)
+                    try await RoomChanges(redis: restricted).createRoom(by: f.alice.id, with: [f.bob.id], name: nil)
                 }
                 #expect(try await Self.roomHashes(server) == [RedisKeys.room(f.room)])
                 #expect(try await RoomStore(redis: redis).listings(of: f.alice.id).map(\.room.id) == [f.room])

@@ -59,15 +59,16 @@ struct EventContractTests {
             let bob = try await users.create(username: "bob", passwordHash: "h", displayName: nil)
             let userChannels = [RedisKeys.userChannel(alice.id), RedisKeys.userChannel(bob.id)]
             try await withSubscriber(server, to: userChannels) { userInbox in
-                let rooms = RoomStore(redis: redis)
-                let room = try await rooms.create(by: alice.id, with: [bob.id], name: "contract").id
+                // The changes with their per-user events, as the gateway makes them.
+                let changes = RoomChanges(redis: redis)
+                let room = try await changes.createRoom(by: alice.id, with: [bob.id], name: "contract").id
                 let roomChannel = RedisKeys.roomChannel(room)
                 try await withSubscriber(server, to: [roomChannel]) { roomInbox in
                     let presence = PresenceStore(redis: redis)
                     let elements = ElementStore(redis: redis)
                     let reactions = ReactionStore(redis: redis)
                     let notifications = NotificationStore(redis: redis)
-                    _ = try await rooms.rename(room, to: "renamed", by: alice.id)
+                    _ = try await changes.renameRoom(room, to: "renamed", by: alice.id)
                     try await presence.join(room, user: alice.id, socket: "a1")
                     try await presence.join(room, user: bob.id, socket: "b1")
                     // Bob's second device changes nobody's presence: a frame for it alone.
@@ -75,8 +76,8 @@ struct EventContractTests {
                     let joinerFrame = try #require(again.joinerFrame)
                     #expect(try Self.events(in: joinerFrame, offset: again.offset) == .roomPresence)
                     try await presence.leave(room, user: bob.id, socket: "b2")
-                    let first = try await elements.create(try ElementStoreTests.note(), by: alice, in: room)
-                    let second = try await elements.create(try ElementStoreTests.note(content: "two"), by: bob, in: room)
+                    let first = try await changes.createElement(try ElementStoreTests.note(), by: alice, in: room)
+                    let second = try await changes.createElement(try ElementStoreTests.note(content: "two"), by: bob, in: room)
                     _ = try await elements.apply(first.id, with: try ElementStoreTests.changes(#"{"positionX":1.5,"content":"é \"q\""}"#), by: alice.id, in: room)
                     _ = try await elements.transform(second.id, with: try ElementStoreTests.transform(#"{"rotation":45}"#), by: bob.id, in: room)
                     _ = try await elements.bringToFront(first.id, by: alice.id, in: room)
@@ -97,8 +98,8 @@ struct EventContractTests {
                     try await presence.join(room, user: bob.id, socket: dead.rawValue + "00000000000000000001")
                     try await presence.reap(room, node: dead)
                     try await presence.leave(room, user: alice.id, socket: "a1")
-                    _ = try await elements.delete(second.id, by: alice.id, in: room)
-                    _ = try await elements.clear(room, by: bob.id)
+                    _ = try await changes.deleteElement(second.id, by: alice.id, in: room)
+                    _ = try await changes.clearRoom(room, by: bob.id)
 
                     try await roomInbox.fence(redis, on: [roomChannel])
                     try await userInbox.fence(redis, on: userChannels)

@@ -20,8 +20,10 @@ struct IdempotentRetryTests {
             let request = try #require(RequestID("create-1"))
             try await withSubscriber(server, to: [RedisKeys.userChannel(f.bob.id)]) { inbox in
                 let before = try await Self.streamLength(redis, f.room)
-                let first = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room, requestId: request)
-                let retry = try await f.elements.create(try ElementStoreTests.note(x: 99), by: f.alice, in: f.room, requestId: request)
+                // Through RoomChanges, which publishes the participants' element:created:global.
+                let changes = RoomChanges(redis: redis)
+                let first = try await changes.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room, requestId: request)
+                let retry = try await changes.createElement(try ElementStoreTests.note(x: 99), by: f.alice, in: f.room, requestId: request)
                 #expect(retry == first)
                 #expect(try await Self.streamLength(redis, f.room) == before + 1)
                 let snapshot = try await f.elements.snapshot(of: f.room, for: f.alice.id)

@@ -212,7 +212,7 @@ struct NavigationTests {
 
     // MARK: rename
 
-    @Test("rename sets the name, moves updatedAt and sends room:updated to every participant")
+    @Test("a rename through RoomChanges sets the name, moves updatedAt and sends room:updated to every participant")
     func renamePublishes() async throws {
         try await withTestRedis { redis, server in
             let users = try await Self.makeUsers(redis, "alice", "bob", "eve")
@@ -221,7 +221,7 @@ struct NavigationTests {
             try await Self.setUpdatedAt(redis, room, 1_000)
             let channels = users.map { RedisKeys.userChannel($0.id) }
             try await withSubscriber(server, to: channels) { inbox in
-                let renamed = try await store.rename(room.id, to: "  Italian engagement 2025 ", by: users[1].id)
+                let renamed = try await RoomChanges(redis: redis).renameRoom(room.id, to: "  Italian engagement 2025 ", by: users[1].id)
                 #expect(renamed.name == "Italian engagement 2025")
                 #expect(renamed.updatedAt > Timestamp(milliseconds: 1_000))
                 #expect(renamed.createdAt == room.createdAt)
@@ -256,7 +256,7 @@ struct NavigationTests {
             let store = RoomStore(redis: redis)
             let room = try await store.create(by: users[0].id, with: [users[1].id], name: "Old")
             try await withSubscriber(server, to: [RedisKeys.userChannel(users[1].id)]) { inbox in
-                let cleared = try await store.rename(room.id, to: name, by: users[0].id)
+                let cleared = try await RoomChanges(redis: redis).renameRoom(room.id, to: name, by: users[0].id)
                 #expect(cleared.name == nil)
                 #expect(try await redis.send(RedisCommand("HGET", RedisKeys.room(room.id), "name"), as: String.self) == "")
                 #expect(try await store.room(room.id)?.name == nil)

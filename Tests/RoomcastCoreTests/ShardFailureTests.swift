@@ -137,7 +137,7 @@ struct ShardFailureTests {
                 let dead = try #require(cluster.servers.first { $0.port == bobPort })
                 await dead.kill()
                 let element = try await finishing("a create") {
-                    try await ElementStore(redis: client).create(try ElementStoreTests.note(), by: alice, in: room.id)
+                    try await RoomChanges(redis: client).createElement(try ElementStoreTests.note(), by: alice, in: room.id)
                 }
                 // Back within UserEvents.committedRetryWindow, empty (no persistence in tests).
                 try await dead.start()
@@ -165,11 +165,11 @@ struct ShardFailureTests {
                 // Bob's event waits for the frozen master for as long as the client's commands
                 // wait (an hour here): the ack must go after UserEvents.committedAckWait.
                 let element = try await finishing("a create") {
-                    try await ElementStore(redis: client).create(try ElementStoreTests.note(), by: alice, in: room.id)
+                    try await RoomChanges(redis: client).createElement(try ElementStoreTests.note(), by: alice, in: room.id)
                 }
                 await frozen.thaw()
                 try await cluster.waitUntilStable()
-                // Bob's stream holds his room:created from before, and this event once.
+                // Bob's stream holds this event once.
                 let stream = RedisKeys.userStream(bob.id)
                 let published = try await eventually(within: .seconds(60)) {
                     let entries = try? await client.send("XRANGE", stream, "-", "+")

@@ -15,7 +15,8 @@ struct UnseenCountTests {
         var carol: User
         var eve: User
         var room: RoomID
-        var elements: ElementStore
+        /// Element changes with their per-user events (`element:created:global` …).
+        var changes: RoomChanges
 
         var participants: [User] { [alice, bob, carol] }
         var unseenKey: String { RedisKeys.roomUnseenElements(room) }
@@ -26,7 +27,7 @@ struct UnseenCountTests {
     static func fixture(_ redis: any RedisClientProtocol) async throws -> Fixture {
         let users = try await LiveFixture.users(redis, 4, prefix: "u")
         let room = try await RoomStore(redis: redis).create(by: users[0].id, with: [users[1].id, users[2].id], name: nil)
-        return Fixture(alice: users[0], bob: users[1], carol: users[2], eve: users[3], room: room.id, elements: ElementStore(redis: redis))
+        return Fixture(alice: users[0], bob: users[1], carol: users[2], eve: users[3], room: room.id, changes: RoomChanges(redis: redis))
     }
 
     static func unseen(_ redis: any RedisClientProtocol, _ key: String) async throws -> [String: String] {
@@ -73,7 +74,7 @@ struct UnseenCountTests {
             // Bob has the room open (a node marked his socket present until a minute from now).
             try await LiveFixture.seedPresence(redis, f.room, f.bob.id)
             try await withSubscriber(server, to: f.userChannels) { inbox in
-                let first = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
+                let first = try await f.changes.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room)
                 #expect(try await Self.unseen(redis, f.unseenKey) == [f.carol.id.rawValue: "1"])
                 var last = try await Self.lastGlobal(inbox, [(f.alice, 1), (f.bob, 1), (f.carol, 1)])
                 for (user, unseen) in [(f.alice, 0), (f.bob, 0), (f.carol, 1)] {
@@ -87,7 +88,7 @@ struct UnseenCountTests {
                 }
 
                 // Bob creates: Alice is away now, Carol still.
-                let second = try await f.elements.create(try ElementStoreTests.draft(#"{"type":"sticker","positionX":0,"positionY":0,"width":1,"height":1}"#), by: f.bob, in: f.room)
+                let second = try await f.changes.createElement(try ElementStoreTests.draft(#"{"type":"sticker","positionX":0,"positionY":0,"width":1,"height":1}"#), by: f.bob, in: f.room)
                 #expect(try await Self.unseen(redis, f.unseenKey) == [f.carol.id.rawValue: "2", f.alice.id.rawValue: "1"])
                 last = try await Self.lastGlobal(inbox, [(f.alice, 2), (f.bob, 2), (f.carol, 2)])
                 #expect(last[f.alice.id]?["unseenCount"] == 1)
@@ -113,8 +114,8 @@ struct UnseenCountTests {
             try await LiveFixture.seedPresence(redis, f.room, f.bob.id, socket: "old", expiry: now - 1_000)
             try await LiveFixture.seedPresence(redis, f.room, f.carol.id, socket: "s1")
             try await LiveFixture.seedPresence(redis, f.room, f.carol.id, socket: "s2")
-            _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
-            _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
+            _ = try await f.changes.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room)
+            _ = try await f.changes.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room)
             #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "2"])
         }
     }
@@ -123,12 +124,12 @@ struct UnseenCountTests {
     func deleteAndClearKeepCounts() async throws {
         try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
-            let a = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
-            _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room)
-            _ = try await f.elements.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
+            let a = try await f.changes.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room)
+            _ = try await f.changes.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room)
+            _ = try await f.changes.createElement(try ElementStoreTests.note(), by: f.bob, in: f.room)
             #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "2", f.carol.id.rawValue: "3", f.alice.id.rawValue: "1"])
             try await withSubscriber(server, to: f.userChannels) { inbox in
-                #expect(try await f.elements.delete(a.id, by: f.carol.id, in: f.room) == 2)
+                #expect(try await f.changes.deleteElement(a.id, by: f.carol.id, in: f.room) == 2)
                 #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "2", f.carol.id.rawValue: "3", f.alice.id.rawValue: "1"])
                 var last = try await Self.lastGlobal(inbox, [(f.alice, 1), (f.bob, 1), (f.carol, 1)])
                 for (user, unseen) in [(f.alice, 1), (f.bob, 2), (f.carol, 3)] {
@@ -142,7 +143,7 @@ struct UnseenCountTests {
                 }
                 #expect(try Self.globalEvents(inbox, for: f.carol).map(\.name) == ["element:deleted:global"])
 
-                #expect(try await f.elements.clear(f.room, by: f.bob.id) == 2)
+                #expect(try await f.changes.clearRoom(f.room, by: f.bob.id) == 2)
                 #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "2", f.carol.id.rawValue: "3", f.alice.id.rawValue: "1"])
                 last = try await Self.lastGlobal(inbox, [(f.alice, 2), (f.bob, 2), (f.carol, 2)])
                 for (user, unseen) in [(f.alice, 1), (f.bob, 2), (f.carol, 3)] {
@@ -166,7 +167,7 @@ struct UnseenCountTests {
         try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             let presence = PresenceStore(redis: redis)
-            for _ in 0..<3 { _ = try await f.elements.create(try ElementStoreTests.note(), by: f.alice, in: f.room) }
+            for _ in 0..<3 { _ = try await f.changes.createElement(try ElementStoreTests.note(), by: f.alice, in: f.room) }
             for text in ["one", "two"] { _ = try await MessageStore(redis: redis).send(text, from: f.alice, to: f.room) }
             #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "3", f.carol.id.rawValue: "3"])
             #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 0, f.bob.id: 2, f.carol.id: 2])
@@ -176,7 +177,7 @@ struct UnseenCountTests {
             #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 0, f.bob.id: 2, f.carol.id: 0])
 
             try await withSubscriber(server, to: f.userChannels) { inbox in
-                let element = try await f.elements.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
+                let element = try await f.changes.createElement(try ElementStoreTests.note(), by: f.bob, in: f.room)
                 _ = try await MessageStore(redis: redis).send("three", from: f.bob, to: f.room)
                 #expect(try await Self.unseen(redis, f.unseenKey) == [f.bob.id.rawValue: "3", f.carol.id.rawValue: "0", f.alice.id.rawValue: "1"])
                 #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 1, f.bob.id: 2, f.carol.id: 0])
@@ -190,7 +191,7 @@ struct UnseenCountTests {
 
             // Carol leaves: away again, counting from 0.
             try await presence.leave(f.room, user: f.carol.id, socket: "c1")
-            _ = try await f.elements.create(try ElementStoreTests.note(), by: f.bob, in: f.room)
+            _ = try await f.changes.createElement(try ElementStoreTests.note(), by: f.bob, in: f.room)
             #expect(try await Self.unseen(redis, f.unseenKey)[f.carol.id.rawValue] == "1")
             #expect(try await Self.unseenMessages(redis, f)[f.carol.id] == 0)
             _ = try await MessageStore(redis: redis).send("four", from: f.bob, to: f.room)
@@ -311,9 +312,9 @@ struct UnseenCountTests {
         try await withTestRedis { redis, server in
             let f = try await Self.fixture(redis)
             try await withSubscriber(server, to: f.userChannels) { inbox in
-                await expectRoomcastError(.forbidden) { try await f.elements.create(try ElementStoreTests.note(), by: f.eve, in: f.room) }
-                await expectRoomcastError(.notFound) { try await f.elements.delete(.random(), by: f.alice.id, in: f.room) }
-                await expectRoomcastError(.forbidden) { try await f.elements.clear(f.room, by: f.eve.id) }
+                await expectRoomcastError(.forbidden) { try await f.changes.createElement(try ElementStoreTests.note(), by: f.eve, in: f.room) }
+                await expectRoomcastError(.notFound) { try await f.changes.deleteElement(.random(), by: f.alice.id, in: f.room) }
+                await expectRoomcastError(.forbidden) { try await f.changes.clearRoom(f.room, by: f.eve.id) }
                 #expect(try await redis.send(RedisCommand("EXISTS", f.unseenKey), as: Int.self) == 0)
                 try await inbox.fence(redis, on: f.userChannels)
                 #expect(inbox.received.isEmpty)

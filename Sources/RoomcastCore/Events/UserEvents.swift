@@ -91,7 +91,7 @@ extension UserEvents {
     /// How long a committed change's ack waits, by default, for the first try of its per-user
     /// events: the events of a Redis that answers come well within it, and are sent before the
     /// ack as ever. Past it, or once that try has failed, the ack goes and the events follow when
-    /// they can (issue #29 item 5).
+    /// they can.
     public static let committedAckWait: Duration = .milliseconds(500)
 
     /// How long the per-user events of a committed change are retried, counted from the change:
@@ -110,7 +110,7 @@ extension UserEvents {
 
     /// ``publish(_:_:)`` for a change whose script has already committed: it never fails. The
     /// change is applied whatever happens here, and an error ack for it would have a client that
-    /// retries without a `requestId` apply it twice (issue #29 item 5).
+    /// retries without a `requestId` apply it twice.
     ///
     /// The events are published by a task of their own, whose first try the caller waits for,
     /// at most ``committedAckWait``. That task tries recipients whose publishing failed for a transient

@@ -25,14 +25,23 @@ protocol RoomcastFunction: Sendable {
     static var keys: [FunctionKey<Self>] { get }
     /// The arguments it takes, in order (`ARGV[1]` …).
     static var arguments: [FunctionArgument<Self>] { get }
+    /// The library it is registered in: ``RoomcastLibrary/library``, unless a test loads a small
+    /// library of its own.
+    static var library: RedisFunctionLibrary { get }
 }
 
 extension RoomcastFunction {
     static var isReadOnly: Bool { false }
     static var isCommittedChange: Bool { false }
+    static var library: RedisFunctionLibrary { RoomcastLibrary.library }
+
+    /// The call this declaration makes, in its ``library``.
+    func call() -> RedisFunctionCall {
+        call(in: Self.library)
+    }
 
     /// The call this declaration makes, in `library`.
-    func call(in library: RedisFunctionLibrary = RoomcastLibrary.library) -> RedisFunctionCall {
+    func call(in library: RedisFunctionLibrary) -> RedisFunctionCall {
         var keys: [String] = []
         keys.reserveCapacity(Self.keys.count)
         for key in Self.keys {

@@ -2,7 +2,8 @@ public import NIOCore
 public import RedisClient
 
 /// Elements on a room's canvas and their z-order; every change is one script that checks,
-/// changes, appends the event to the room stream and publishes it.
+/// changes, appends the event to the room stream and publishes it. A change's other effects (the
+/// participants' per-user events) are ``RoomChanges``'s: the gateway changes elements through it.
 public struct ElementStore: Sendable {
     private let redis: any RedisClientProtocol
     /// Room events kept in each stream (approximate).
@@ -40,6 +41,14 @@ public struct ElementStore: Sendable {
     /// ``create(_:by:in:requestId:)`` returning the element's JSON as the script wrote it, which
     /// the gateway forwards: elements are encoded in one place, `element_json` in `_elements.lua`.
     public func createJSON(_ draft: ElementDraft, by user: User, in room: RoomID, requestId: RequestID? = nil) async throws(RoomcastError) -> ByteBuffer {
+        try await commitCreate(draft, by: user, in: room, requestId: requestId).reply.element
+    }
+
+    /// Runs `element_create`: the change and its room event. The participants' per-user events
+    /// are ``RoomChanges``'s.
+    func commitCreate(
+        _ draft: ElementDraft, by user: User, in room: RoomID, requestId: RequestID?
+    ) async throws(RoomcastError) -> (id: ElementID, reply: RoomcastFunctions.ElementCreate.Reply) {
         try draft.fields.checkContent(atMost: maxContentLength)
         let creator: String
         do {
@@ -55,12 +64,7 @@ public struct ElementStore: Sendable {
                 fields: draft.fields.words + ["createdAt", now.description], request: requestId
             )
         )
-        guard !created.isReplay else { return created.element }
-        // Committed: the ack says so whatever becomes of the participants' events.
-        await UserEvents(redis: redis).publishCommitted(.elementCreatedGlobal, created.unseen.map { recipient, unseen in
-            (recipient, GlobalElementEvent(roomId: room, elementId: id, createdBy: user.id, type: draft.type, elementCount: created.elementCount, unseenCount: unseen))
-        })
-        return created.element
+        return (id, created)
     }
 
     /// Changes fields; a move also brings the element to front. Emits `element:updated`.
@@ -123,22 +127,23 @@ public struct ElementStore: Sendable {
     /// Deletes the element and its reactions. Emits `element:deleted`. Returns the new count.
     @discardableResult
     public func delete(_ id: ElementID, by user: UserID, in room: RoomID) async throws(RoomcastError) -> Int {
-        let deleted = try await redis.call(RoomcastFunctions.ElementDelete(room: room, element: id, user: user, now: .now(), eventsKept: eventsKept))
-        await UserEvents(redis: redis).publishCommitted(.elementDeletedGlobal, deleted.unseen.map { recipient, unseen in
-            (recipient, GlobalElementEvent(roomId: room, elementId: id, deletedBy: user, elementCount: deleted.elementCount, unseenCount: unseen))
-        })
-        return deleted.elementCount
+        try await commitDelete(id, by: user, in: room).elementCount
+    }
+
+    /// Runs `element_delete`; the participants' per-user events are ``RoomChanges``'s.
+    func commitDelete(_ id: ElementID, by user: UserID, in room: RoomID) async throws(RoomcastError) -> RoomcastFunctions.ElementDelete.Reply {
+        try await redis.call(RoomcastFunctions.ElementDelete(room: room, element: id, user: user, now: .now(), eventsKept: eventsKept))
     }
 
     /// Removes every element. Emits `room:cleared`. Returns how many were removed.
     @discardableResult
     public func clear(_ room: RoomID, by user: UserID) async throws(RoomcastError) -> Int {
-        let cleared = try await redis.call(RoomcastFunctions.RoomClear(room: room, user: user, now: .now(), eventsKept: eventsKept))
-        // The count after a clear is 0.
-        await UserEvents(redis: redis).publishCommitted(.roomClearedGlobal, cleared.unseen.map { recipient, unseen in
-            (recipient, GlobalElementEvent(roomId: room, clearedBy: user, elementCount: 0, unseenCount: unseen))
-        })
-        return cleared.removed
+        try await commitClear(room, by: user).removed
+    }
+
+    /// Runs `room_clear`; the participants' per-user events are ``RoomChanges``'s.
+    func commitClear(_ room: RoomID, by user: UserID) async throws(RoomcastError) -> RoomcastFunctions.RoomClear.Reply {
+        try await redis.call(RoomcastFunctions.RoomClear(room: room, user: user, now: .now(), eventsKept: eventsKept))
     }
 
     /// The room's elements in z-order with the offset they are current at, for a participant.
@@ -147,7 +152,7 @@ public struct ElementStore: Sendable {
         return Snapshot(offset: snapshot.offset, json: snapshot.elements)
     }
 
-    private static func decodeElement(_ json: ByteBuffer) throws(RoomcastError) -> Element {
+    static func decodeElement(_ json: ByteBuffer) throws(RoomcastError) -> Element {
         guard let element = try? JSONCoding.decode(Element.self, from: json) else {
             throw RoomcastError(.internalError, "unexpected element from Redis")
         }

@@ -19,8 +19,9 @@ public struct RoomStore: Sendable {
         case noSuchRoom
     }
 
-    /// Creates a new room of `creator` and `others` (always a new room, even for the same people),
-    /// lists it under every participant, and tells the others with `room:created`.
+    /// Creates a new room of `creator` and `others` (always a new room, even for the same people)
+    /// and lists it under every participant. Telling the others (`room:created`, a notification)
+    /// is ``RoomChanges/createRoom(by:with:name:)``'s.
     /// - Throws: `not_found` when one of `others` has no account.
     public func create(by creator: UserID, with others: [UserID], name: String?) async throws(RoomcastError) -> Room {
         var participantIDs = [creator]
@@ -53,8 +54,6 @@ public struct RoomStore: Sendable {
                 RoomcastFunctions.RoomCreate(room: room.id, name: name, creator: creator, now: now, participants: participantIDs)
             )
         }
-        // Committed: the answer says so whatever becomes of the others' events.
-        await UserEvents(redis: redis).publishCommitted(.roomCreated, RoomPayload(room: room), to: participantIDs.filter { $0 != creator })
         return room
     }
 
@@ -70,10 +69,17 @@ public struct RoomStore: Sendable {
     }
 
     /// Sets or clears (`nil`, `""` or white space only) the name of room `id` and moves its
-    /// `updatedAt`, then sends the room as `room:updated {room}` to every participant's sockets.
+    /// `updatedAt`. Sending the room as `room:updated {room}` to every participant's sockets is
+    /// ``RoomChanges/renameRoom(_:to:by:)``'s.
     /// - Throws: `invalid_payload` for a name over ``RoomName/maximumLength`` characters,
     ///   `not_found` for an unknown room, `forbidden` when `user` is not a participant.
     public func rename(_ id: RoomID, to name: String?, by user: UserID) async throws(RoomcastError) -> Room {
+        try await commitRename(id, to: name, by: user).room
+    }
+
+    /// ``rename(_:to:by:)`` answering who takes part too (the participants whose profiles could
+    /// be read by no means are missing from the room, never from `participants`).
+    func commitRename(_ id: RoomID, to name: String?, by user: UserID) async throws(RoomcastError) -> (room: Room, participants: [UserID]) {
         let name = try RoomName.normalized(name)
         let now = Timestamp.now()
         let renamed = try await redis.call(RoomcastFunctions.RoomRename(room: id, user: user, name: name, now: now))
@@ -92,8 +98,7 @@ public struct RoomStore: Sendable {
             read = try await roomWithKeptProfiles(record, besides: read?.participants ?? [])
         }
         guard let room = read else { throw RoomcastError(.internalError, "renamed room vanished") }
-        await UserEvents(redis: redis).publishCommitted(.roomUpdated, RoomPayload(room: room), to: record.participantIDs)
-        return room
+        return (room, record.participantIDs)
     }
 
     /// `record`'s room with the participants' profiles `read` from their own keys, and the

@@ -19,6 +19,10 @@ public struct Gateway: Sendable {
     /// The validated settings.
     public let settings: GatewaySettings
     private let logger: Logger
+    /// Registers socket events beyond the contract's on the node's router: a seam for tests that
+    /// add an event the way a contributor would (`ThrowawayEventTests`); nothing in production
+    /// sets it.
+    var registerExtraSocketEvents: @Sendable (inout SocketEventRouter) -> Void = { _ in }
 
     /// Creates a node from settings.
     public init(settings: GatewaySettings, logger: Logger) {
@@ -137,7 +141,6 @@ public struct Gateway: Sendable {
         )
         let reactions = ReactionStore(redis: redis, eventsKept: settings.roomStreamLength)
         let notifications = NotificationStore(redis: redis, keptPerUser: settings.notifications.keptPerUser)
-        let notifier = Notifier(notifications: notifications, logger: logger.with(label: "notifications"))
         let pushTokens = PushTokenStore(redis: redis, maxDevicesPerUser: settings.notifications.push.maxDevicesPerUser)
         let pushWorkers = try makePushWorkers(redis: redis, tokens: pushTokens)
         let nodeID = NodeID.random()
@@ -164,23 +167,23 @@ public struct Gateway: Sendable {
             reaper: NodeReaper(redis: redis, presence: presenceStore, sockets: socketStore, claimLease: settings.nodeTTL),
             logger: logger.with(label: "node")
         )
+        // Every change a client asks for, over the socket or REST, with its side effects.
+        let changes = RoomChanges(
+            rooms: rooms, elements: elements, reactions: reactions, messages: messages, userEvents: UserEvents(redis: redis),
+            notifications: notifications, logger: logger.with(label: "notifications")
+        )
+        var events = SocketEvents.router()
+        registerExtraSocketEvents(&events)
         let socketServices = SocketServices(
             nodeID: heartbeat.nodeID,
             settings: settings.socket,
             hub: hub,
             tokens: tokens,
-            users: users,
-            rooms: rooms,
-            messages: messages,
-            elements: elements,
+            changes: changes,
             eventLog: eventLog,
-            reactions: reactions,
-            notifier: notifier,
             presence: presence,
-            userEvents: UserEvents(redis: redis),
             previews: CanvasPreviewRelay(redis: redis),
-            events: SocketEvents.router(),
-            redisTimeout: settings.redis.commandTimeout,
+            events: events,
             logger: logger.with(label: "socket")
         )
 
@@ -205,11 +208,11 @@ public struct Gateway: Sendable {
         let requestLimits = RequestLimits(limiter: RateLimiter(redis: redis), settings: settings.requestLimits)
         let api = router.group().add(middleware: AuthMiddleware(tokens: tokens)).add(middleware: MutationLimitMiddleware(limits: requestLimits))
         AuthRoutes(users: users, tokens: tokens, passwords: PasswordHasher(cost: settings.bcryptCost), limits: requestLimits).register(on: api)
-        RoomRoutes(rooms: rooms, notifier: notifier, maxParticipants: settings.maxRoomParticipants).register(on: api)
+        RoomRoutes(changes: changes, maxParticipants: settings.maxRoomParticipants).register(on: api)
         UserRoutes(users: users, rooms: rooms).register(on: api)
         MessageRoutes(messages: messages).register(on: api)
         PushTokenRoutes(tokens: pushTokens).register(on: api)
-        ElementRoutes(elements: elements, reactions: reactions, notifier: notifier, users: users).register(on: api)
+        ElementRoutes(changes: changes, users: users).register(on: api)
         NotificationRoutes(notifications: notifications).register(on: api)
         // Last, so it wraps only the not-found responder (see the middleware).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))

@@ -3,49 +3,50 @@ import Hummingbird
 import RoomcastCore
 
 /// `GET/POST /api/rooms/:roomId/elements`, `PATCH/DELETE /api/rooms/:roomId/elements/:elementId`:
-/// the same scripts as the socket events, so they emit the same events.
+/// the same changes as the socket events (``RoomChanges``), so they have the same effects.
 struct ElementRoutes {
-    let elements: ElementStore
-    let reactions: ReactionStore
-    let notifier: Notifier
+    let changes: RoomChanges
     let users: UserStore
+
+    /// `{elementId}`: a deletion's answer.
+    struct DeletedElement: Encodable, Sendable {
+        var elementId: ElementID
+    }
 
     func register(on router: some RouterMethods<RoomcastRequestContext>) {
         router.get("/api/rooms/:roomId/elements") { _, context in
             let user = try context.requireUser()
-            return JSONAPIResponse(try await elements.snapshot(of: try Self.room(context), for: user).json)
+            return JSONAPIResponse(try await changes.elements.snapshot(of: try Self.room(context), for: user).json)
         }
         router.post("/api/rooms/:roomId/elements") { request, context in
             let userID = try context.requireUser()
             let draft = try await request.decodeJSON(as: ElementDraft.self, context: context)
             guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
             return JSONAPIResponse(
-                status: .created, try await elements.createJSON(draft, by: user, in: try Self.room(context), requestId: try Self.requestID(request))
+                status: .created, try await changes.createElementJSON(draft, by: user, in: try Self.room(context), requestId: try Self.requestID(request))
             )
         }
         router.patch("/api/rooms/:roomId/elements/:elementId") { request, context in
             let user = try context.requireUser()
-            let changes = try await request.decodeJSON(as: ElementChanges.self, context: context)
-            return JSONAPIResponse(try await elements.updateJSON(try Self.element(context), with: changes, by: user, in: try Self.room(context)))
+            let updates = try await request.decodeJSON(as: ElementChanges.self, context: context)
+            return JSONAPIResponse(try await changes.updateElementJSON(try Self.element(context), with: updates, by: user, in: try Self.room(context)))
         }
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle") { request, context in
             let userID = try context.requireUser()
             guard let user = try await users.user(userID) else { throw RoomcastError(.unauthorized, "the token's user does not exist") }
-            let toggle = try await reactions.toggle(
+            return APIResponse(try await changes.toggleReaction(
                 on: try Self.element(context), by: user, in: try Self.room(context), requestId: try Self.requestID(request)
-            )
-            await notifier.reactionToggled(toggle, by: user)
-            return APIResponse(toggle)
+            ))
         }
         router.get("/api/rooms/:roomId/elements/:elementId/reactions") { _, context in
             let user = try context.requireUser()
-            return APIResponse(try await reactions.reactions(on: try Self.element(context), in: try Self.room(context), for: user))
+            return APIResponse(try await changes.reactions.reactions(on: try Self.element(context), in: try Self.room(context), for: user))
         }
         router.delete("/api/rooms/:roomId/elements/:elementId") { _, context in
             let user = try context.requireUser()
             let id = try Self.element(context)
-            try await elements.delete(id, by: user, in: try Self.room(context))
-            return APIResponse(SocketEvents.ElementIDResult(elementId: id))
+            try await changes.deleteElement(id, by: user, in: try Self.room(context))
+            return APIResponse(DeletedElement(elementId: id))
         }
     }
 

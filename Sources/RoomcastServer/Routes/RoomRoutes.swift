@@ -4,8 +4,8 @@ import RoomcastCore
 /// `POST /api/rooms`, `GET /api/rooms/my-rooms`, `GET /api/rooms/grouped-by-person`,
 /// `GET /api/rooms/:roomId`, `PUT /api/rooms/:roomId/name`.
 struct RoomRoutes {
-    let rooms: RoomStore
-    let notifier: Notifier
+    /// Creating and renaming rooms, with their effects; `changes.rooms` reads them.
+    let changes: RoomChanges
     let maxParticipants: Int
 
     /// `{otherUserId, name?}` for a two-person room, or `{participantIds, name?}` for a group.
@@ -44,23 +44,22 @@ struct RoomRoutes {
             guard Set(others + [creator]).count <= maxParticipants else {
                 throw RoomcastError(.invalidPayload, "a room has at most \(maxParticipants) participants")
             }
-            let room = try await rooms.create(by: creator, with: others, name: try RoomName.normalized(body.name))
-            await notifier.roomCreated(room)
+            let room = try await changes.createRoom(by: creator, with: others, name: try RoomName.normalized(body.name))
             return APIResponse(status: .created, room)
         }
         // Constant paths win over `:roomId` in the router whatever the order.
         router.get("/api/rooms/my-rooms") { _, context in
-            APIResponse(try await rooms.listings(of: try context.requireUser()))
+            APIResponse(try await changes.rooms.listings(of: try context.requireUser()))
         }
         router.get("/api/rooms/grouped-by-person") { _, context in
-            APIResponse(try await rooms.roomsByPerson(of: try context.requireUser()))
+            APIResponse(try await changes.rooms.roomsByPerson(of: try context.requireUser()))
         }
         router.get("/api/rooms/:roomId") { _, context in
             let user = try context.requireUser()
             guard let id = context.parameters.get("roomId").flatMap(RoomID.init) else {
                 throw RoomcastError(.notFound, "room not found")
             }
-            return APIResponse(try await rooms.room(id, readBy: user))
+            return APIResponse(try await changes.rooms.room(id, readBy: user))
         }
         router.put("/api/rooms/:roomId/name") { request, context in
             let user = try context.requireUser()
@@ -68,7 +67,7 @@ struct RoomRoutes {
                 throw RoomcastError(.notFound, "room not found")
             }
             let body = try await request.decode(as: RenameRequest.self, context: context)
-            return APIResponse(try await rooms.rename(id, to: body.name, by: user))
+            return APIResponse(try await changes.renameRoom(id, to: body.name, by: user))
         }
     }
 }

@@ -78,36 +78,34 @@ extension SocketEvents {
     /// The canvas events.
     static func registerElementEvents(on router: inout SocketEventRouter) {
         router.on("element:create", CreateElementRequest.self, json: { state, request in
-            elementResult(try await state.services.elements.createJSON(
+            elementResult(try await state.changes.createElementJSON(
                 request.element, by: state.connectedUser, in: request.roomId, requestId: request.requestId
             ))
         })
         // Moves come many a second while dragging: their acks say only what changed, exactly as
         // the room's `element:updated` does, from the script's own text.
         router.on("element:update", UpdateElementRequest.self, json: { state, request in
-            let applied = try await state.services.elements.apply(request.elementId, with: request.updates, by: state.connectedUser.id, in: request.roomId)
+            let applied = try await state.changes.updateElement(request.elementId, with: request.updates, by: state.connectedUser.id, in: request.roomId)
             return updatedResult(request, applied)
         })
         router.on("element:transform", TransformElementRequest.self, json: { state, request in
-            elementResult(try await state.services.elements.transformJSON(request.elementId, with: request.fields, by: state.connectedUser.id, in: request.roomId))
+            elementResult(try await state.changes.transformElementJSON(request.elementId, with: request.fields, by: state.connectedUser.id, in: request.roomId))
         })
         router.on("element:bring-to-front", ElementRequest.self) { state, request in
-            let zIndex = try await state.services.elements.bringToFront(request.elementId, by: state.connectedUser.id, in: request.roomId)
+            let zIndex = try await state.changes.bringElementToFront(request.elementId, by: state.connectedUser.id, in: request.roomId)
             return ZIndexResult(elementId: request.elementId, zIndex: zIndex)
         }
         router.on("element:delete", ElementRequest.self) { state, request in
-            try await state.services.elements.delete(request.elementId, by: state.connectedUser.id, in: request.roomId)
+            try await state.changes.deleteElement(request.elementId, by: state.connectedUser.id, in: request.roomId)
             return ElementIDResult(elementId: request.elementId)
         }
         router.on("element:reaction:toggle", ToggleRequest.self) { state, request in
-            let toggle = try await state.services.reactions.toggle(
+            try await state.changes.toggleReaction(
                 on: request.elementId, by: state.connectedUser, in: request.roomId, requestId: request.requestId
             )
-            await state.services.notifier.reactionToggled(toggle, by: state.connectedUser)
-            return toggle
         }
         router.on("room:clear", RoomRequest.self) { state, request in
-            try await state.services.elements.clear(request.roomId, by: state.connectedUser.id)
+            try await state.changes.clearRoom(request.roomId, by: state.connectedUser.id)
             return RoomResult(roomId: request.roomId)
         }
     }

@@ -36,6 +36,9 @@ enum SocketEvents {
     struct RefreshRequest: Decodable, Sendable { var token: String }
 
     /// The router with every event registered.
+    ///
+    /// A handler decodes (its payload type), makes its change through ``SocketState/changes``
+    /// (``RoomChanges``: the change and all its side effects) and answers; it reaches nothing else.
     static func router() -> SocketEventRouter {
         var router = SocketEventRouter()
         router.on("room:join", JoinRequest.self) { state, request in
@@ -47,7 +50,7 @@ enum SocketEvents {
         }
         // `{message}`, spliced around the message's bytes as they were encoded for its event.
         router.on("message:send", MessageRequest.self, json: { state, request in
-            let sent = try await state.services.messages.sendJSON(
+            let sent = try await state.changes.sendMessageJSON(
                 request.text, from: state.connectedUser, to: request.roomId, requestId: request.requestId
             )
             var result = ByteBuffer(string: #"{"message":"#)
@@ -59,7 +62,7 @@ enum SocketEvents {
         // The new token's expiry replaces the old one, whether later or sooner: the socket keeps
         // its rooms. Only the same user: a socket's identity never changes.
         router.on("auth:refresh", RefreshRequest.self) { state, request in
-            let verified = try state.services.tokens.verifyToken(request.token)
+            let verified = try state.tokens.verifyToken(request.token)
             guard verified.user == state.connectedUser.id else {
                 throw RoomcastError(.forbidden, "the token is another user's: a socket keeps the user it connected as")
             }

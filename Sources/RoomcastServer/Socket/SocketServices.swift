@@ -2,7 +2,9 @@ import Logging
 import RedisClient
 import RoomcastCore
 
-/// What a socket connection needs from the node, built once at start-up.
+/// What a socket connection needs from the node, built once at start-up: the socket's own
+/// bookkeeping (presence, the hub, previews) and ``RoomChanges``, through which its events change
+/// rooms. Event handlers see none of it: they get what they need from ``SocketState``.
 ///
 /// A class: every connection refers to the one instance (a struct this size, copied into each
 /// connection's objects, was about a kilobyte per idle connection).
@@ -12,20 +14,13 @@ final class SocketServices: Sendable {
     let settings: SocketSettings
     let hub: SocketHub
     let tokens: TokenService
-    let users: UserStore
-    let rooms: RoomStore
-    let messages: MessageStore
-    let elements: ElementStore
+    /// Every change a socket event makes, with its side effects.
+    let changes: RoomChanges
     let eventLog: RoomEventLog
-    let reactions: ReactionStore
-    let notifier: Notifier
     let presence: PresenceKeeper
-    let userEvents: UserEvents
     /// Relays canvas previews (`element:drag`, `cursor:move`) through pub/sub only.
     let previews: CanvasPreviewRelay
     let events: SocketEventRouter
-    /// Limit for Redis-backed steps of a socket event (subscription confirmations).
-    let redisTimeout: Duration
     let logger: Logger
 
     init(
@@ -33,36 +28,22 @@ final class SocketServices: Sendable {
         settings: SocketSettings,
         hub: SocketHub,
         tokens: TokenService,
-        users: UserStore,
-        rooms: RoomStore,
-        messages: MessageStore,
-        elements: ElementStore,
+        changes: RoomChanges,
         eventLog: RoomEventLog,
-        reactions: ReactionStore,
-        notifier: Notifier,
         presence: PresenceKeeper,
-        userEvents: UserEvents,
         previews: CanvasPreviewRelay,
         events: SocketEventRouter,
-        redisTimeout: Duration,
         logger: Logger
     ) {
         self.nodeID = nodeID
         self.settings = settings
         self.hub = hub
         self.tokens = tokens
-        self.users = users
-        self.rooms = rooms
-        self.messages = messages
-        self.elements = elements
+        self.changes = changes
         self.eventLog = eventLog
-        self.reactions = reactions
-        self.notifier = notifier
         self.presence = presence
-        self.userEvents = userEvents
         self.previews = previews
         self.events = events
-        self.redisTimeout = redisTimeout
         self.logger = logger
     }
 }

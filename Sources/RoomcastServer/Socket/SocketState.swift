@@ -14,7 +14,9 @@ import Synchronization
 /// time, on the connection's event loop.
 final class SocketState: @unchecked Sendable {
     let socket: SocketIOSocket
-    let services: SocketServices
+    /// The node's services: the socket's own bookkeeping reads them; event handlers get what they
+    /// need through ``changes`` and ``tokens``.
+    private let services: SocketServices
     /// The authenticated user.
     let user: User
     private let joined = Mutex<InlineSet<RoomID>>([])
@@ -90,6 +92,12 @@ final class SocketState: @unchecked Sendable {
     /// The connected user; kept for the event handlers' wording.
     var connectedUser: User { user }
 
+    /// How an event handler changes rooms: each change with its side effects.
+    var changes: RoomChanges { services.changes }
+
+    /// Verifies tokens (`auth:refresh`).
+    var tokens: TokenService { services.tokens }
+
     /// Connects `socket` as `user`: counts it, reads the user and subscribes the node to the
     /// user's channel; the user's events arriving meanwhile are held, and pass after the CONNECT
     /// answer.
@@ -135,7 +143,7 @@ final class SocketState: @unchecked Sendable {
     /// - Returns: whether the client recovered by replay.
     func join(_ room: RoomID, since: String?) async throws(RoomcastError) -> Bool {
         let room = services.presence.sharedID(of: room)
-        switch try await services.rooms.membership(of: user.id, in: room) {
+        switch try await services.changes.rooms.membership(of: user.id, in: room) {
         case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
         case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
         case .participant: break
@@ -181,7 +189,7 @@ final class SocketState: @unchecked Sendable {
         }
         // The user's other devices learn that the room was opened (its unseen counts are 0 now).
         // The join is done: its ack must not fail for want of this.
-        await services.userEvents.publishCommitted(.roomSeen, RoomSeen(roomId: room, unseenCount: 0), to: [user.id])
+        await services.changes.roomOpened(room, by: user.id)
         logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
         return recovered
     }
@@ -196,7 +204,7 @@ final class SocketState: @unchecked Sendable {
             if let offset = StreamOffset(replay.offset) { services.hub.noteJoined(channel, upTo: offset) }
             return true
         }
-        let snapshot = try await services.elements.snapshot(of: room, for: user.id)
+        let snapshot = try await services.changes.elements.snapshot(of: room, for: user.id)
         var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
         payload.writeImmutableBuffer(snapshot.json)
         payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
@@ -238,11 +246,6 @@ final class SocketState: @unchecked Sendable {
             }
             group.addTask { await presence.close(socketID, of: user) }
         }
-    }
-
-    private struct RoomSeen: Encodable, Sendable {
-        var roomId: RoomID
-        var unseenCount: Int
     }
 
     static let subscriptionRefused = RoomcastError(.unavailable, "cannot subscribe to events right now, retry later")

@@ -1,5 +1,4 @@
 import Logging
-import RoomcastCore
 
 /// Turns what happens in rooms into notifications for the people it concerns.
 ///
