@@ -5,7 +5,7 @@ import RoomcastCore
 import RoomcastTestSupport
 import Testing
 
-/// Issue #29 items 5 and 6 on a real Redis Cluster, configured as `config/redis-cluster.conf`
+/// A shard's failure on a real Redis Cluster, configured as `config/redis-cluster.conf`
 /// configures a deployment's: the master holding a user's slot is SIGKILLed (or frozen), the room's master
 /// is healthy. Changes in the room are answered as applied and heard by the room, once each,
 /// before and after the other masters flag the dead one as failing (`cluster-node-timeout`,
@@ -88,7 +88,7 @@ struct ShardFailureTests {
                     #expect(names.filter { $0 == "element:created" }.count == created.count)
                     #expect(names.filter { $0 == "message:new" }.count == sent)
                     // Live delivery to this room's subscribers goes on: the subscriber's link to
-                    // the room's master is not the dead one's (#29 item 6).
+                    // the room's master is not the dead one's.
                     let heard = try await inbox.publications(created.count + sent, on: channel, within: .seconds(30))
                     #expect(heard.count == created.count + sent)
                 }
