@@ -45,6 +45,7 @@
 #                                           # profile changes that run's CPU figures a little)
 #   FLOOR_PERF_CONNECT=2 scripts/bench.sh floor # the same for 2 s of Roomcast's connect shape
 #   FLOOR_PERF_STORM=5 scripts/bench.sh floor   # the same for Roomcast's survivor, 5 s from the kill
+#   FLOOR_PERF_HZ=10000 ...                 # perf's sampling rate for these (999 by default)
 #   FLOOR_ROOMCAST_BIN=/tmp/before scripts/bench.sh floor # a directory with another build's
 #                                           # roomcast and its resource bundles (before/after)
 #
@@ -325,7 +326,7 @@ perf_during() {
     local label="$1" seconds="$2" node="$3" who pid
     for who in redis node; do
         pid="$redis_pid"; [ "$who" = node ] && pid="$node"
-        perf record -F 999 -g -p "$pid" -o "$results/roomcast-$label-$who.perf.data" -- sleep "$seconds" \
+        perf record -F "${FLOOR_PERF_HZ:-999}" -g -p "$pid" -o "$results/roomcast-$label-$who.perf.data" -- sleep "$seconds" \
             >"$results/perf-$label-$who.log" 2>&1 &
     done
     wait

@@ -398,7 +398,7 @@ extension GatewaySettings {
         "websocket", title: "WebSocket compression",
         """
         permessage-deflate (RFC 7692), negotiated without context takeover: a connection keeps no zlib memory between \
-        messages, and a fan-out compresses an event once.
+        messages, and a fan-out compresses an event once per event loop.
         """,
         [
             .choice(

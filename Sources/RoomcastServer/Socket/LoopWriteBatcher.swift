@@ -53,15 +53,25 @@ final class LoopWriteBatcher: Sendable {
     /// written to once.
     private func writeBatch(_ key: ObjectIdentifier) {
         let writes = batches.withLock { $0.removeValue(forKey: key)?.writes } ?? []
-        var written: [ObjectIdentifier: WebSocketConnectionHandler] = [:]
-        for write in writes {
-            for connection in write() {
-                written[ObjectIdentifier(connection.value)] = connection.value
+        var flushes = 0
+        if writes.count == 1 {
+            // The usual batch under light load: one event, each connection written to once.
+            for connection in writes[0]() {
+                connection.value.flush()
+                flushes += 1
             }
+        } else {
+            var written: [ObjectIdentifier: WebSocketConnectionHandler] = [:]
+            for write in writes {
+                for connection in write() {
+                    written[ObjectIdentifier(connection.value)] = connection.value
+                }
+            }
+            for connection in written.values {
+                connection.flush()
+            }
+            flushes = written.count
         }
-        for connection in written.values {
-            connection.flush()
-        }
-        GatewayMetrics.fanoutFlushes.increment(by: Int64(written.count))
+        GatewayMetrics.fanoutFlushes.increment(by: Int64(flushes))
     }
 }

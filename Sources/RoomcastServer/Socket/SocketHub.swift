@@ -28,7 +28,7 @@ final class SocketHub: Service, SocketIOAdapter {
     private struct Entry {
         /// The first inline: a user's channel mostly has one session, and a set of one
         /// allocates its storage (memory per idle socket).
-        var sessions: InlineSet<Member>
+        private(set) var sessions: InlineSet<Member>
         /// Completes when Redis confirmed the subscription; nil once it did (a future kept per
         /// channel, and a node has a channel per connected user, is memory per idle socket).
         var subscribed: EventLoopFuture<Void>?
@@ -38,14 +38,42 @@ final class SocketHub: Service, SocketIOAdapter {
         /// While the pub/sub link is down or its gap is being filled: live events held back, to
         /// follow the replayed ones in order.
         var held: [EventEnvelope]?
+        /// The sessions by event loop, kept between events while the channel's sessions do not
+        /// change: a fan-out then reads no socket's loop and copies no member list. Only for
+        /// channels of several sessions (a user's channel mostly has one, and this is memory).
+        private var groups: [LoopGroup]?
+
+        init(sessions: InlineSet<Member>, subscribed: EventLoopFuture<Void>?) {
+            self.sessions = sessions
+            self.subscribed = subscribed
+        }
+
+        mutating func insert(_ member: Member) {
+            if sessions.insert(member) { groups = nil }
+        }
+
+        /// Removes a member; false when it was not in the channel.
+        mutating func remove(_ member: Member) -> Bool {
+            guard sessions.remove(member) != nil else { return false }
+            groups = nil
+            return true
+        }
 
         /// The sessions a live event goes to now: none while held (it is kept) or for a repeat.
-        mutating func admit(_ envelope: EventEnvelope) -> [Member] {
+        mutating func admit(_ envelope: EventEnvelope) -> [LoopGroup] {
             if held != nil {
                 held?.append(envelope)
                 return []
             }
-            return advance(past: envelope) ? Array(sessions) : []
+            return advance(past: envelope) ? loopGroups() : []
+        }
+
+        /// The sessions by event loop, made once while the sessions stay the same.
+        mutating func loopGroups() -> [LoopGroup] {
+            if let groups { return groups }
+            let made = LoopGroup.grouping(sessions)
+            if sessions.count > 1 { groups = made }
+            return made
         }
 
         /// Moves a channel's last offset to the envelope's; false for a repeat.
@@ -54,6 +82,26 @@ final class SocketHub: Service, SocketIOAdapter {
             if let last = lastOffset, offset <= last { return false }
             lastOffset = offset
             return true
+        }
+    }
+
+    /// Some of a channel's sessions, all on one event loop: what one loop's write batch gets.
+    private struct LoopGroup {
+        let loop: any EventLoop
+        var members: [Member]
+
+        /// Members by the event loop of their connection (a node has a few loops: a linear search).
+        static func grouping(_ members: some Sequence<Member>) -> [LoopGroup] {
+            var groups: [LoopGroup] = []
+            for member in members {
+                let loop = member.eventLoop
+                if let index = groups.firstIndex(where: { $0.loop === loop }) {
+                    groups[index].members.append(member)
+                } else {
+                    groups.append(LoopGroup(loop: loop, members: [member]))
+                }
+            }
+            return groups
         }
     }
 
@@ -124,13 +172,13 @@ final class SocketHub: Service, SocketIOAdapter {
         let deadline = NIODeadline.now() + .milliseconds(Int64(subscriptionTimeout.wholeMilliseconds))
         let member = socket
         let (subscribed, isNew) = index.entries.withLock { entries -> (EventLoopFuture<Void>?, Bool) in
-            if var entry = entries[channel] {
-                entry.sessions.insert(member)
-                entries[channel] = entry
-                return (entry.subscribed, false)
+            if entries[channel] != nil {
+                // In place: a copy of the entry would also copy its held events.
+                entries[channel]!.insert(member)
+                return (entries[channel]!.subscribed, false)
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
-            entries[channel] = Entry(sessions: [member], subscribed: subscribed, lastOffset: nil)
+            entries[channel] = Entry(sessions: [member], subscribed: subscribed)
             GatewayMetrics.channels(of: channel).increment()
             return (subscribed, true)
         }
@@ -150,13 +198,11 @@ final class SocketHub: Service, SocketIOAdapter {
     /// Removes a socket from a channel; the last one out unsubscribes the node.
     func remove(_ socket: SocketIOSocket, from channel: String) {
         index.entries.withLock { entries in
-            guard var entry = entries[channel], entry.sessions.remove(socket) != nil else { return }
-            if entry.sessions.isEmpty {
+            guard entries[channel]?.remove(socket) == true else { return }
+            if entries[channel]!.sessions.isEmpty {
                 entries[channel] = nil
                 _ = subscriber.startUnsubscribing([channel], deadline: .now() + .seconds(5))
                 GatewayMetrics.channels(of: channel).decrement()
-            } else {
-                entries[channel] = entry
             }
         }
     }
@@ -218,35 +264,37 @@ final class SocketHub: Service, SocketIOAdapter {
                 guard let entry = entries[message.channel], entry.held == nil else { return [] }
                 return entry.sessions.filter { $0.sessionID != sender }
             }
-            forward(envelope, to: sessions, channel: message.channel, through: batcher, readAt: start)
+            forward(envelope, to: LoopGroup.grouping(sessions), channel: message.channel, through: batcher, readAt: start)
             return
         }
         // One in-place access to the entry (a copy would also copy its held events).
-        let sessions = index.entries.withLock { $0[message.channel]?.admit(envelope) } ?? []
-        forward(envelope, to: sessions, channel: message.channel, through: batcher, readAt: start)
+        let groups = index.entries.withLock { $0[message.channel]?.admit(envelope) } ?? []
+        forward(envelope, to: groups, channel: message.channel, through: batcher, readAt: start)
     }
 
 
     /// Sends an event's bytes to sessions, each getting its frame (per-recipient events).
     ///
-    /// The frame is encoded once; each event loop gets the event in its next write batch
-    /// (``LoopWriteBatcher``), which writes it to its sessions and flushes each once per batch.
+    /// Each event loop gets the event in its next write batch (``LoopWriteBatcher``), which writes
+    /// it to its sessions and flushes each once per batch. The frame is encoded once per loop, on
+    /// that loop: the loops then never touch one buffer's reference count at the same time.
     /// - Parameter readAt: when the subscriber read a live event (for the fan-out latency); nil
     ///   for events replayed after a gap.
     private static func forward(
-        _ envelope: EventEnvelope, to members: [Member], channel: String, through batcher: LoopWriteBatcher, readAt: NIODeadline? = nil
+        _ envelope: EventEnvelope, to groups: [LoopGroup], channel: String, through batcher: LoopWriteBatcher, readAt: NIODeadline? = nil
     ) {
-        guard !members.isEmpty else { return }
-        GatewayMetrics.framesDelivered.increment(by: Int64(members.count))
-        let shared = envelope.listedFrame == nil ? OutboundFrame(packet: envelope.frame) : nil
+        guard !groups.isEmpty else { return }
+        let isShared = envelope.listedFrame == nil
         // Parsed once for every recipient: a session compares it only while it joins the channel.
         let offset = envelope.offset.flatMap(StreamOffset.init)?.position
         let isVolatile = envelope.volatileSender != nil
-        for (loop, group) in groupedByLoop(members) {
-            batcher.post(on: loop) {
+        for group in groups {
+            GatewayMetrics.framesDelivered.increment(by: Int64(group.members.count))
+            batcher.post(on: group.loop) {
+                let shared = isShared ? OutboundFrame(packet: envelope.frame) : nil
                 var written: [NIOLoopBound<WebSocketConnectionHandler>] = []
-                written.reserveCapacity(group.count)
-                for member in group {
+                written.reserveCapacity(group.members.count)
+                for member in group.members {
                     let frame = shared ?? OutboundFrame(packet: envelope.frame(for: member.context(as: SocketState.self)?.user.id.rawValue ?? ""))
                     let connection = isVolatile ? member.deliverVolatile(frame, to: channel) : member.deliver(frame, to: channel, position: offset)
                     if let connection { written.append(connection) }
@@ -255,20 +303,6 @@ final class SocketHub: Service, SocketIOAdapter {
                 return written
             }
         }
-    }
-
-    /// Members by the event loop of their connection (a node has a few loops: a linear search).
-    private static func groupedByLoop(_ members: [Member]) -> [(any EventLoop, [Member])] {
-        var groups: [(loop: any EventLoop, members: [Member])] = []
-        for member in members {
-            let loop = member.eventLoop
-            if let index = groups.firstIndex(where: { $0.loop === loop }) {
-                groups[index].members.append(member)
-            } else {
-                groups.append((loop, [member]))
-            }
-        }
-        return groups.map { ($0.loop, $0.members) }
     }
 
     /// A pub/sub link is down: hold the events of its channels that have an offset (rooms,
@@ -350,10 +384,10 @@ final class SocketHub: Service, SocketIOAdapter {
                 for envelope in missed + held where entry.advance(past: envelope) {
                     ready.append(envelope)
                 }
+                let groups = entry.loopGroups()
                 entries[channel] = entry
-                let sessions = Array(entry.sessions)
                 for envelope in ready {
-                    forward(envelope, to: sessions, channel: channel, through: batcher)
+                    forward(envelope, to: groups, channel: channel, through: batcher)
                 }
             }
             if !missed.isEmpty {
@@ -365,9 +399,9 @@ final class SocketHub: Service, SocketIOAdapter {
             for channel in channels {
                 guard let entry = entries[channel], entry.held != nil else { continue }
                 entries[channel]?.held = nil
-                let sessions = Array(entry.sessions)
+                let groups = LoopGroup.grouping(entry.sessions)
                 for envelope in entry.held ?? [] {
-                    forward(envelope, to: sessions, channel: channel, through: batcher)
+                    forward(envelope, to: groups, channel: channel, through: batcher)
                 }
             }
         }
