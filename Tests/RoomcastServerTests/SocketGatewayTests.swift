@@ -96,6 +96,49 @@ struct SocketGatewayTests {
         }
     }
 
+    @Test("a room's events follow joins and leaves between them: a node's recipients are regrouped when they change")
+    func recipientsFollowJoinsAndLeaves() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let aliceSocket = try await cluster.connect(alice, to: cluster.node1)
+            let first = try await cluster.connect(bob, to: cluster.node2)
+            let second = try await cluster.connect(bob, to: cluster.node2)
+            for socket in [aliceSocket, first, second] {
+                _ = try await socket.emitWithAck("room:join", ["roomId": .string(room)])
+            }
+            func send(_ text: String) async throws {
+                _ = try await aliceSocket.emitWithAck("message:send", ["roomId": .string(room), "text": .string(text)])
+            }
+            func nextText(_ socket: SocketIOTestClient) async throws -> String? {
+                try JSONValue(try await socket.nextEvent("message:new"))["message"]["text"].stringValue
+            }
+            try await send("one")
+            #expect(try await nextText(first) == "one")
+            #expect(try await nextText(second) == "one")
+
+            // A third socket joins after the room has had traffic: it gets the next event.
+            let third = try await cluster.connect(bob, to: cluster.node2)
+            _ = try await third.emitWithAck("room:join", ["roomId": .string(room)])
+            try await send("two")
+            for socket in [first, second, third] {
+                #expect(try await nextText(socket) == "two")
+            }
+
+            // One leaves: the others still get the next event, and it does not. Back in the room,
+            // its next event is the one after: a socket gets a room's events in order, so "three"
+            // would have come first.
+            _ = try await first.emitWithAck("room:leave", ["roomId": .string(room)])
+            try await send("three")
+            #expect(try await nextText(second) == "three")
+            #expect(try await nextText(third) == "three")
+            _ = try await first.emitWithAck("room:join", ["roomId": .string(room)])
+            try await send("four")
+            #expect(try await nextText(first) == "four")
+        }
+    }
+
     @Test("after its pub/sub connection is killed, a node resubscribes and delivery goes on")
     func deliverySurvivesPubSubReconnect() async throws {
         try await TwoNodeCluster.with { cluster in
