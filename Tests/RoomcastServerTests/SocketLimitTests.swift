@@ -97,6 +97,30 @@ struct SocketLimitTests {
         }
     }
 
+    @Test("joins of several rooms sent at once stay within socket.max_rooms: the others are limit_exceeded")
+    func concurrentJoinsWithinRoomLimit() async throws {
+        try await TwoNodeCluster.with(environment: ["ROOMCAST_SOCKET_MAX_ROOMS": "2"]) { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            var rooms: [String] = []
+            for _ in 0..<5 {
+                rooms.append(try await cluster.createRoom(by: alice, with: [bob]))
+            }
+            let socket = try await cluster.connect(alice, to: cluster.node1)
+            // A socket's events of different rooms run side by side: all five joins are in flight.
+            let answers = try await withThrowingTaskGroup(of: JSONValue.self) { group in
+                for room in rooms {
+                    group.addTask { try await socket.emitWithAck("room:join", ["roomId": .string(room)]) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let joined = answers.filter { $0["data"]["roomId"].stringValue != nil }
+            let refused = answers.filter { $0["error"]["code"] == "limit_exceeded" }
+            #expect(joined.count == 2, "\(answers)")
+            #expect(refused.count == 3, "\(answers)")
+        }
+    }
+
     @Test("over socket.max_per_user a CONNECT is limit_exceeded on any node; a closed or dead node's socket frees its place")
     func socketsPerUser() async throws {
         // A short node TTL, so that a killed node's sockets are reaped quickly (their own backstop

@@ -19,7 +19,7 @@ final class SocketState: @unchecked Sendable {
     private let services: SocketServices
     /// The authenticated user.
     let user: User
-    private let joined = Mutex<InlineSet<RoomID>>([])
+    private let joined = Mutex<JoinedRooms>(JoinedRooms())
     /// The socket's event budget: spent as packets arrive, one at a time.
     private var eventBudget: TokenBucket
     /// Made on the socket's first canvas preview: most sockets never send one, and what they
@@ -40,7 +40,25 @@ final class SocketState: @unchecked Sendable {
     }
 
     /// The rooms joined.
-    var rooms: InlineSet<RoomID> { joined.withLock { $0 } }
+    var rooms: InlineSet<RoomID> { joined.withLock { $0.rooms } }
+
+    /// The rooms a socket is in, and how many it is joining: a join takes its place under
+    /// `socket.max_rooms` before it awaits its subscription, so joins of several rooms at once (a
+    /// socket's events of different rooms run side by side) cannot together pass the limit.
+    private struct JoinedRooms {
+        var rooms: InlineSet<RoomID> = []
+        var joining = 0
+    }
+
+    /// Where a join stands against `socket.max_rooms`.
+    private enum JoinPlace {
+        /// The socket is in the room already: a fresh catch-up, no new place.
+        case member
+        /// A place was taken for it (given back if the join fails before it is in).
+        case taken
+        /// Every place is taken.
+        case full
+    }
 
     /// Spends one event of the socket's budget.
     /// - Throws: `rate_limited` when the socket sends faster than `socket.events_per_second`.
@@ -149,12 +167,18 @@ final class SocketState: @unchecked Sendable {
         case .participant: break
         }
         let channel = services.hub.sharedName(RedisKeys.roomChannel(room))
-        let (isMember, count) = joined.withLock { ($0.contains(room), $0.count) }
-        guard isMember || count < services.settings.maxRooms else {
-            throw RoomcastError(.limitExceeded, "a socket can be in at most \(services.settings.maxRooms) rooms at once: leave one first")
+        let maxRooms = services.settings.maxRooms
+        let place = joined.withLock { joined -> JoinPlace in
+            if joined.rooms.contains(room) { return .member }
+            guard joined.rooms.count + joined.joining < maxRooms else { return .full }
+            joined.joining += 1
+            return .taken
+        }
+        if place == .full {
+            throw RoomcastError(.limitExceeded, "a socket can be in at most \(maxRooms) rooms at once: leave one first")
         }
         let join = socket.beginJoin(channel)
-        guard !isMember else {
+        guard place == .taken else {
             // Joined already: a fresh batch, with the room's events held while it is read, as on
             // a first join; otherwise an event could come just before the batch that holds it
             // (twice) or just before a batch that lacks it (lost).
@@ -168,9 +192,13 @@ final class SocketState: @unchecked Sendable {
         do {
             try await join.confirmed()
         } catch {
+            joined.withLock { $0.joining -= 1 }
             throw Self.subscriptionRefused
         }
-        joined.withLock { _ = $0.insert(room) }
+        joined.withLock { joined in
+            joined.joining -= 1
+            _ = joined.rooms.insert(room)
+        }
         let recovered: Bool
         do {
             recovered = try await catchUp(room, since: since, channel: channel, join: join)
@@ -217,7 +245,7 @@ final class SocketState: @unchecked Sendable {
     /// Awaits the presence update, so a `room:join` right after a `room:leave` of the same
     /// socket cannot have its presence removed by the leave arriving late.
     func leave(_ room: RoomID) async {
-        guard joined.withLock({ $0.remove(room) }) != nil else { return }
+        guard joined.withLock({ $0.rooms.remove(room) }) != nil else { return }
         socket.leave(RedisKeys.roomChannel(room))
         logger.debug("room left", metadata: ["room": .string(room.rawValue)])
         await services.presence.leave(room, user: user.id, socket: socket.sessionID)
@@ -229,9 +257,9 @@ final class SocketState: @unchecked Sendable {
     /// The rooms' presence and the socket count are released together, so a disconnect waits for
     /// one Redis round trip. A lost call only lets the members expire.
     func disconnect() async {
-        let left = joined.withLock { rooms in
-            defer { rooms = [] }
-            return rooms
+        let left = joined.withLock { joined in
+            defer { joined.rooms = [] }
+            return joined.rooms
         }
         logger.info("socket disconnected", metadata: ["rooms": .stringConvertible(left.count)])
         let presence = services.presence
