@@ -300,6 +300,13 @@ quiet() {
 measure_connect() {
     local system="$1" users=() n0 n1 r0=0 r1=0 t0 t1 m0 m1 profile=""
     [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$connect_conns")"
+    if [ "${users[0]:-}" = -save-users ]; then
+        # Registering them (the API, bcrypt) would count as connect cost: first, apart.
+        say "$system connect: registering $connect_conns users first"
+        run_sioload "$system-connect-users$tag" "${setup[@]}" "${users[@]}" -urls "${urls%%,*}" -conns "$connect_conns" \
+            -idle -duration 0s -connect-concurrency "$connect_inflight"
+        read -ra users <<< "$(users_for "$connect_conns")"
+    fi
     say "$system connect: $connect_conns sockets on one node, $connect_inflight in flight"
     quiet "$system.connect"
     if [ "$system" = roomcast ] && [ "$perf_connect_seconds" != 0 ]; then
