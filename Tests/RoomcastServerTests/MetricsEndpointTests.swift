@@ -18,6 +18,7 @@ struct MetricsEndpointTests {
         "roomcast_redis_command_errors_total": "counter",
         "roomcast_pubsub_reconnects_total": "counter",
         "roomcast_gap_repairs_total": "counter",
+        "roomcast_gap_closes_total": "counter",
         "roomcast_rejected_inputs_total": "counter",
         "roomcast_push_jobs_total": "counter",
     ]

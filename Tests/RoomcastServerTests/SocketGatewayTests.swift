@@ -249,6 +249,10 @@ struct SocketGatewayTests {
                 #expect(try await eventually { await socket.isClosed }, "the socket was left open with a hole")
                 #expect(try await GracefulDrainTests.created(socket).ids.contains(missed) == false)
             }
+            // Each node counts the room's channel among the gaps it closed rather than filled.
+            for node in [cluster.node1, cluster.node2] {
+                #expect(try await MetricsEndpointTests.scrape(node).value("roomcast_gap_closes_total") ?? 0 >= 1)
+            }
             _ = try await cluster.redis.onEveryServer { try await $0.send("ACL", "SETUSER", "default", "+xrange") }
             let again = try await cluster.connect(pair.bob, to: cluster.node2)
             let ack = try await RecoveryTests.join(again, pair.room, since: .string(lastSeen))

@@ -8,7 +8,7 @@ enum GatewayMetrics {
     /// Makes every instrument now, so that each series is scraped from the start (at 0) rather
     /// than appearing with its first event.
     static func prepare() {
-        _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, userChannels, framesDelivered, fanoutFlushes, fanoutLatency, gapRepairs)
+        _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, userChannels, framesDelivered, fanoutFlushes, fanoutLatency, gapRepairs, gapsClosed)
         _ = (eventsReceived, socketRejections, httpRejections, pushJobs)
     }
 
@@ -42,6 +42,9 @@ enum GatewayMetrics {
 
     /// `roomcast_gap_repairs_total`.
     static let gapRepairs = Counter(label: "roomcast_gap_repairs_total")
+
+    /// `roomcast_gap_closes_total`.
+    static let gapsClosed = Counter(label: "roomcast_gap_closes_total")
 
     /// `roomcast_events_received_total{event}`, one counter per event the node handles and one
     /// for every other name.

@@ -39,6 +39,8 @@ public enum RoomcastMetrics {
         "roomcast_redis_command_errors_total": "Redis commands that failed (error reply, timeout, lost connection), by command or script name.",
         "roomcast_pubsub_reconnects_total": "Times the Redis pub/sub connection was made again after it was lost.",
         "roomcast_gap_repairs_total": "Channels (rooms and users) whose missed events were read back from their stream after a pub/sub reconnect.",
+        "roomcast_gap_closes_total":
+            "Channels (rooms and users) whose missed events could not be read back after a pub/sub reconnect (no longer all in their stream, or Redis refused for pubsub.gap_read_timeout_ms): their local sockets were closed, to reconnect and recover by offset.",
         "roomcast_rejected_inputs_total": "Client input answered with an error, by error code and source (socket or http).",
         "roomcast_push_jobs_total": "Push jobs handled by this node's push worker, by outcome.",
     ]

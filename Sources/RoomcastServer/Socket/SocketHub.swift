@@ -369,6 +369,7 @@ final class SocketHub: Service, SocketIOAdapter {
                     return entries[channel].map { Array($0.sessions) } ?? []
                 }
                 logger.error("closing a channel's sockets: the events they missed could not be read", metadata: ["channel": "\(channel)"])
+                GatewayMetrics.gapsClosed.increment()
                 for member in sessions {
                     member.closeConnection(.goingAway, reason: "missed events; reconnect to recover")
                 }
