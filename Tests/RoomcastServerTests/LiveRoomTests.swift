@@ -331,6 +331,39 @@ struct LiveRoomTests {
 
     // MARK: Unseen counts
 
+    @Test("a socket that opens a room already open on another of its user's sockets gets room:seen; the user's other sockets, whose counts did not change, get nothing")
+    func roomSeenWhenAlreadyOpen() async throws {
+        try await TwoNodeCluster.with { cluster in
+            let alice = try await cluster.register("alice")
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let other = try await cluster.createRoom(by: alice, with: [bob])
+            let opener = try await cluster.connect(bob, to: cluster.node1)
+            let second = try await cluster.connect(bob, to: cluster.node2)
+            let away = try await cluster.connect(bob, to: cluster.node1)
+            @Sendable func seen(_ socket: SocketIOTestClient) async -> [String] {
+                await socket.events(named: "room:seen").compactMap { try? JSONValue($0)["roomId"].stringValue }
+            }
+
+            // The room opens for Bob: every socket of his hears it.
+            _ = try await Self.join(opener, room)
+            for socket in [opener, second, away] {
+                #expect(try await eventually { await seen(socket) == [room] })
+            }
+            // Open already: the joining socket alone is told.
+            _ = try await Self.join(second, room)
+            #expect(try await eventually { await seen(second) == [room, room] })
+            // Another room opens: Bob's user events come in order, so a room:seen of the second
+            // join would have reached the others before this one.
+            _ = try await Self.join(opener, other)
+            #expect(try await eventually { await seen(second) == [room, room, other] })
+            for socket in [opener, away] {
+                #expect(try await eventually { await seen(socket).count == 2 })
+                #expect(await seen(socket) == [room, other])
+            }
+        }
+    }
+
     @Test("unseen counts: away users count up in element:created:global, joining sends room:seen to every device, present users stay at 0")
     func unseenCounts() async throws {
         try await TwoNodeCluster.with { cluster in

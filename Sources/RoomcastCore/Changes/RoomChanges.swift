@@ -1,6 +1,7 @@
 public import Logging
 public import NIOCore
 public import RedisClient
+import SocketIO
 
 /// The changes clients ask for, each with everything that follows it: one method per kind of
 /// change runs the change (a store's call of its Redis function, which appends and publishes the
@@ -67,10 +68,22 @@ public struct RoomChanges: Sendable {
         return renamed.room
     }
 
-    /// A socket of `user` opened the room (its unseen counts are 0 now): the user's other devices
-    /// get `room:seen {roomId, unseenCount}`.
-    public func roomOpened(_ room: RoomID, by user: UserID) async {
-        await userEvents.publishCommitted(.roomSeen, RoomSeen(roomId: room, unseenCount: 0), to: [user])
+    /// A socket of `user` opened the room (its unseen counts are 0 now).
+    ///
+    /// When the counts changed, every socket of the user, the opener included, gets
+    /// `room:seen {roomId, unseenCount}` through the user's channel. When the room was open
+    /// already on another of the user's sockets (`wasOpen`), the counts were 0 and the user's
+    /// other sockets know it: nothing is published, and the frame is returned for the opener
+    /// alone.
+    /// - Returns: the `room:seen` frame for the opening socket to send itself, or nil when it
+    ///   comes through the user's channel.
+    public func roomOpened(_ room: RoomID, by user: UserID, wasOpen: Bool) async -> ByteBuffer? {
+        let seen = RoomSeen(roomId: room, unseenCount: 0)
+        if wasOpen, let json = try? JSONCoding.encode(seen) {
+            return SocketIOFrame.event(name: ServerEvent.roomSeen.rawValue, payload: json)
+        }
+        await userEvents.publishCommitted(.roomSeen, seen, to: [user])
+        return nil
     }
 
     /// ``ElementStore/clear(_:by:)``; then every participant gets `room:cleared:global` with

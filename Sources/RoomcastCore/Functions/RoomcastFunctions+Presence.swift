@@ -27,8 +27,8 @@ extension RoomcastFunctions {
 
         struct Reply: FunctionReply {
             enum Field: String, ReplyField {
-                case activeUserIds, offset, announced, joinerFrame
-                var isOptional: Bool { self == .announced || self == .joinerFrame }
+                case activeUserIds, offset, announced, joinerFrame, wasOpen
+                var isOptional: Bool { self == .announced || self == .joinerFrame || self == .wasOpen }
             }
             /// The present users' ids as a JSON array.
             var activeUserIds: String
@@ -38,12 +38,16 @@ extension RoomcastFunctions {
             var announced: Bool
             /// Otherwise the `room:presence` frame for the joiner alone.
             var joinerFrame: ByteBuffer?
+            /// The room was open on another socket of the user: the join changed none of their
+            /// unseen counts.
+            var wasOpen: Bool
 
             init(_ reply: NamedReply<Field>) throws(RedisError) {
                 activeUserIds = try reply.string(.activeUserIds)
                 offset = try reply.string(.offset)
                 announced = reply.has(.announced)
                 joinerFrame = try reply.decodeIfPresent(.joinerFrame)
+                wasOpen = reply.has(.wasOpen)
             }
         }
     }

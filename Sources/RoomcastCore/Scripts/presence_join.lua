@@ -14,11 +14,14 @@
 -- ARGV[4] room_id
 -- ARGV[5] user
 -- ARGV[6] member         '<userId>|<socketId>'
--- REPLY activeUserIds, offset, announced?, joinerFrame?
+-- REPLY activeUserIds, offset, announced?, joinerFrame?, wasOpen?
 --   activeUserIds: the present users as a JSON array; offset: the room stream's last offset;
 --   announced: the offset of the `room:presence` event when the join changed who is present;
 --   joinerFrame: otherwise, the `room:presence` frame for the joiner alone, so a joiner whose
---   arrival changed nothing (another device of a present user) still learns who is there
+--   arrival changed nothing (another device of a present user) still learns who is there;
+--   wasOpen: the room was open already on another socket of the user, so the join changed none
+--   of the user's unseen counts (both were 0: present in the announced list for messages, with
+--   an unexpired member and nothing counted for elements)
 -- Errors: FORBIDDEN for a non-participant.
 register_write('presence_join', function(keys, args)
     local room, participants, presence, stream, channel, reads, unseen = unpack(keys)
@@ -26,6 +29,9 @@ register_write('presence_join', function(keys, args)
     if redis.call('SISMEMBER', participants, user) == 0 then
         return redis.error_reply('FORBIDDEN not a participant of this room')
     end
+    local was_open = tonumber(redis.call('HGET', unseen, user) or '0') == 0
+        and string.find(redis.call('HGET', room, 'presence') or '[]', '"' .. user .. '"', 1, true) ~= nil
+        and present_set(presence, now)[user] == true
     redis.call('ZADD', presence, expiry, member)
     redis.call('HSET', unseen, user, 0)
     redis.call('HSET', reads, user, redis.call('HGET', room, 'messageSeq') or '0')
@@ -33,10 +39,17 @@ register_write('presence_join', function(keys, args)
     local list = redis.call('HGET', room, 'presence') or '[]'
     local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
     last = last[1] and last[1][1] or '0-0'
+    local reply
     if announced ~= '' then
-        return { 'activeUserIds', list, 'offset', last, 'announced', announced }
+        reply = { 'activeUserIds', list, 'offset', last, 'announced', announced }
+    else
+        -- Nobody's presence changed: the joiner alone is told who is there, at the current offset.
+        local frame = event_frame('room:presence', presence_members(room_id, list) .. ',"offset":"' .. last .. '"')
+        reply = { 'activeUserIds', list, 'offset', last, 'joinerFrame', frame }
     end
-    -- Nobody's presence changed: the joiner alone is told who is there, at the current offset.
-    local frame = event_frame('room:presence', presence_members(room_id, list) .. ',"offset":"' .. last .. '"')
-    return { 'activeUserIds', list, 'offset', last, 'joinerFrame', frame }
+    if was_open then
+        reply[#reply + 1] = 'wasOpen'
+        reply[#reply + 1] = 1
+    end
+    return reply
 end)

@@ -36,6 +36,9 @@ public struct PresenceStore: Sendable {
         /// When the join announced nothing: the `room:presence` frame (at ``offset``) that tells
         /// the joiner alone who is there, written by the script like every event frame.
         public var joinerFrame: ByteBuffer?
+        /// The room was open already on another socket of the user, so the join changed none of
+        /// the user's unseen counts (they were 0).
+        public var wasOpen: Bool
     }
 
     /// Marks the socket present in the room and resets the user's unseen counts there.
@@ -47,7 +50,10 @@ public struct PresenceStore: Sendable {
                 room: room, user: user, member: Self.member(user: user, socket: socket), now: now, expiry: expiry(from: now), eventsKept: eventsKept
             )
         )
-        return Joined(announced: joined.announced, activeUserIds: joined.activeUserIds, offset: joined.offset, joinerFrame: joined.joinerFrame)
+        return Joined(
+            announced: joined.announced, activeUserIds: joined.activeUserIds, offset: joined.offset, joinerFrame: joined.joinerFrame,
+            wasOpen: joined.wasOpen
+        )
     }
 
     /// Marks the socket gone from the room.

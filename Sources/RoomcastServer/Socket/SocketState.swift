@@ -200,6 +200,7 @@ final class SocketState: @unchecked Sendable {
             _ = joined.rooms.insert(room)
         }
         let recovered: Bool
+        let wasOpen: Bool
         do {
             recovered = try await catchUp(room, since: since, channel: channel, join: join)
             // After the snapshot, so the joiner gets its own `room:presence` as a live event.
@@ -209,15 +210,19 @@ final class SocketState: @unchecked Sendable {
                 // socket alone learns who is there, at the room's current offset.
                 socket.send(frame)
             }
+            wasOpen = presence.wasOpen
         } catch {
             // Joined without a snapshot would leave the client's canvas wrong: undo the join.
             join.cancel()
             await leave(room)
             throw error
         }
-        // The user's other devices learn that the room was opened (its unseen counts are 0 now).
-        // The join is done: its ack must not fail for want of this.
-        await services.changes.roomOpened(room, by: user.id)
+        // The user's devices learn that the room was opened (its unseen counts are 0 now); when
+        // it was open on another of them already, nothing changed for the others and this socket
+        // alone is told. The join is done: its ack must not fail for want of this.
+        if let seen = await services.changes.roomOpened(room, by: user.id, wasOpen: wasOpen) {
+            socket.send(seen)
+        }
         logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
         return recovered
     }
