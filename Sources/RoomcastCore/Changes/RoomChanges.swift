@@ -1,7 +1,6 @@
 public import Logging
 public import NIOCore
 public import RedisClient
-import SocketIO
 
 /// The changes clients ask for, each with everything that follows it: one method per kind of
 /// change runs the change (a store's call of its Redis function, which appends and publishes the
@@ -79,8 +78,8 @@ public struct RoomChanges: Sendable {
     ///   comes through the user's channel.
     public func roomOpened(_ room: RoomID, by user: UserID, wasOpen: Bool) async -> ByteBuffer? {
         let seen = RoomSeen(roomId: room, unseenCount: 0)
-        if wasOpen, let json = try? JSONCoding.encode(seen) {
-            return SocketIOFrame.event(name: ServerEvent.roomSeen.rawValue, payload: json)
+        if wasOpen, let frame = try? UserEvents.frame(.roomSeen, seen) {
+            return frame
         }
         await userEvents.publishCommitted(.roomSeen, seen, to: [user])
         return nil

@@ -24,6 +24,12 @@ public struct UserEvents: Sendable {
         self.retryWindow = committedRetryWindow
     }
 
+    /// A per-user event's frame, `42["<event>",<payload>]`: the bytes published to the user's
+    /// channel, and sent as they are to one socket.
+    static func frame(_ event: ServerEvent, _ payload: some Encodable) throws -> ByteBuffer {
+        SocketIOFrame.event(name: event.rawValue, payload: try JSONCoding.encode(payload))
+    }
+
     /// Publishes event `name` with a payload of its own to each recipient (absolute counts differ
     /// per user), in one pipeline.
     public func publish(_ event: ServerEvent, _ payloads: [(UserID, some Encodable)]) async throws(RoomcastError) {
@@ -32,7 +38,7 @@ public struct UserEvents: Sendable {
         frames.reserveCapacity(payloads.count)
         do {
             for (user, payload) in payloads {
-                frames.append((user, SocketIOFrame.event(name: name, payload: try JSONCoding.encode(payload))))
+                frames.append((user, try Self.frame(event, payload)))
             }
         } catch {
             throw RoomcastError(.internalError, "could not encode \(name)")
@@ -45,7 +51,7 @@ public struct UserEvents: Sendable {
         let name = event.rawValue
         let frame: ByteBuffer
         do {
-            frame = SocketIOFrame.event(name: name, payload: try JSONCoding.encode(payload))
+            frame = try Self.frame(event, payload)
         } catch {
             throw RoomcastError(.internalError, "could not encode \(name)")
         }
@@ -135,11 +141,11 @@ extension UserEvents {
         var frames: [(UserID, ByteBuffer)] = []
         frames.reserveCapacity(payloads.count)
         for (user, payload) in payloads {
-            guard let json = try? JSONCoding.encode(payload) else {
+            guard let frame = try? Self.frame(event, payload) else {
                 Self.logger.error("could not encode a committed change's user event", metadata: ["event": .string(event.rawValue)])
                 return
             }
-            frames.append((user, SocketIOFrame.event(name: event.rawValue, payload: json)))
+            frames.append((user, frame))
         }
         await publishCommitted(event, frames)
     }
@@ -147,11 +153,10 @@ extension UserEvents {
     /// ``publish(_:_:to:)`` for a change whose script has already committed: see
     /// ``publishCommitted(_:_:)``.
     public func publishCommitted(_ event: ServerEvent, _ payload: some Encodable, to recipients: [UserID]) async {
-        guard let json = try? JSONCoding.encode(payload) else {
+        guard let frame = try? Self.frame(event, payload) else {
             Self.logger.error("could not encode a committed change's user event", metadata: ["event": .string(event.rawValue)])
             return
         }
-        let frame = SocketIOFrame.event(name: event.rawValue, payload: json)
         await publishCommitted(event, recipients.map { ($0, frame) })
     }
 

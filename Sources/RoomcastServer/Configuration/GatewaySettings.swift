@@ -117,7 +117,8 @@ public struct SocketSettings: Sendable {
     /// permessage-deflate on WebSocket connections (`websocket.compression`, on by default) and
     /// the message size from which it is used (`websocket.compression_threshold_bytes`, 1024 as
     /// Engine.IO's own `perMessageDeflate.threshold`). Without context takeover either way, a
-    /// connection keeps no zlib memory between messages, and a fan-out compresses an event once per event loop.
+    /// connection keeps no zlib memory between messages, and a fan-out compresses an event once
+    /// per event loop.
     public var compression = WebSocketCompression(isEnabled: true, thresholdBytes: 1024)
     /// Events one socket may send per second, on average; more get `rate_limited`.
     public var eventsPerSecond: Int = 50
