@@ -232,4 +232,33 @@ struct PresenceStoreTests {
             }
         }
     }
+
+    @Test("a join catches up in the same call: the events after `since`, else the room's elements, read before its own room:presence")
+    func catchUp() async throws {
+        try await withTestRedis { redis, _ in
+            let f = try await Self.fixture(redis)
+            let messages = MessageStore(redis: redis)
+            let origin = try await messages.send("one", from: f.bob, to: f.room).offset
+            _ = try await messages.send("two", from: f.bob, to: f.room)
+            _ = try await messages.send("three", from: f.bob, to: f.room)
+
+            // The two messages after `origin`, as Alice received them, and nothing of her own join.
+            let replayed = try await f.store.join(f.room, user: f.alice.id, socket: "a1", catchingUp: .events(after: origin, most: 10))
+            guard case .replay(let offset, let frames) = replayed.caughtUp else { Issue.record("no replay: \(String(describing: replayed.caughtUp))"); return }
+            #expect(frames.map { String(buffer: $0) }.map { $0.contains("\"text\":\"two\"") || $0.contains("\"text\":\"three\"") } == [true, true])
+            #expect(frames.count == 2)
+            #expect(replayed.announced)
+            #expect(try #require(StreamOffset(offset)) < (try #require(StreamOffset(replayed.offset))), "the join's own room:presence comes after what was replayed")
+
+            // Too many to replay, an offset from elsewhere, or none asked: the room's elements.
+            for catchUp: PresenceStore.CatchUp in [.events(after: origin, most: 1), .events(after: "9999999999999-0", most: 10), .snapshot] {
+                let joined = try await f.store.join(f.room, user: f.bob.id, socket: "b1", catchingUp: catchUp)
+                guard case .snapshot(let at, let elements) = joined.caughtUp else { Issue.record("\(catchUp): no snapshot"); continue }
+                #expect(String(buffer: elements) == "[]")
+                #expect(try #require(StreamOffset(at)) <= (try #require(StreamOffset(joined.offset))), "\(catchUp): current at \(at), joined at \(joined.offset)")
+            }
+            #expect(try await f.store.join(f.room, user: f.carol.id, socket: "c1").caughtUp == nil)
+            await expectRoomcastError(.notFound) { try await f.store.join(.random(), user: f.alice.id, socket: "a2", catchingUp: .snapshot) }
+        }
+    }
 }

@@ -78,6 +78,66 @@ struct ConnectCostTests {
         }
     }
 
+    @Test("room:join is one function call (membership, catch-up, presence), with the room's SSUBSCRIBE before it; a rejoin with `since` too")
+    func joinRoundTrips() async throws {
+        try await TwoNodeCluster.with(environment: Self.environment) { cluster in
+            let (alice, _) = try await Self.alice(in: cluster)
+            let bob = try await cluster.register("bob")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let roomServer = try await cluster.redis.server(servingKey: RedisKeys.room(try #require(RoomID(room))))
+            let bobSocket = try await SocketIOTestClient.connect(port: cluster.node2.port, auth: #"{"token":"\#(bob.token)"}"#)
+            _ = try await ElementSocketTests.join(bobSocket, room)
+            let aliceSocket = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            let monitor = try await CommandMonitor(port: roomServer.port)
+            defer { monitor.stop() }
+
+            let offset = try #require(try await ElementSocketTests.join(aliceSocket, room)["offset"].stringValue)
+            // Node 1 held no socket of the room: it subscribes first, then runs the one call.
+            #expect(try await monitor.commands(naming: "{\(room)}") == ["ssubscribe", "fcall"])
+            let sent = try await bobSocket.emitWithAck("message:send", ["roomId": .string(room), "text": "while away"])
+            #expect(sent["data"]["message"]["text"] == "while away", "\(sent)")
+            _ = try await aliceSocket.nextEvent("message:new")
+            try await aliceSocket.close()
+            // The message's call, then node 1's leave: its presence call and its SUNSUBSCRIBE.
+            #expect(try await eventually(within: .seconds(10)) { try await monitor.commands(naming: "{\(room)}").count >= 5 })
+
+            // Back with the offset it had before the message: one call replays it, and nothing else names the room.
+            let again = try await SocketIOTestClient.connect(port: cluster.node2.port, auth: #"{"token":"\#(alice.token)"}"#)
+            let before = try await monitor.commands(naming: "{\(room)}").count
+            let ack = try await RecoveryTests.join(again, room, since: .string(offset))
+            #expect(ack["data"]["recovered"] == true, "\(ack)")
+            #expect(try JSONValue(try await again.nextEvent("message:new"))["message"]["text"] == "while away")
+            #expect(Array(try await monitor.commands(naming: "{\(room)}").dropFirst(before)) == ["fcall"])
+            try await again.close()
+            try await bobSocket.close()
+        }
+    }
+
+    @Test("a room:join refused for membership changes nothing in Redis: the node subscribes, the call refuses, the node unsubscribes")
+    func refusedJoin() async throws {
+        try await TwoNodeCluster.with(environment: Self.environment) { cluster in
+            let (alice, _) = try await Self.alice(in: cluster)
+            let bob = try await cluster.register("bob")
+            let eve = try await cluster.register("eve")
+            let room = try await cluster.createRoom(by: alice, with: [bob])
+            let roomServer = try await cluster.redis.server(servingKey: RedisKeys.room(try #require(RoomID(room))))
+            let eveSocket = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(eve.token)"}"#)
+            let monitor = try await CommandMonitor(port: roomServer.port)
+            defer { monitor.stop() }
+
+            let ack = try await eveSocket.emitWithAck("room:join", ["roomId": .string(room)])
+            #expect(ack["error"]["code"] == "forbidden", "\(ack)")
+            #expect(try await eventually(within: .seconds(10)) { try await monitor.commands(naming: "{\(room)}").count >= 3 })
+            #expect(try await monitor.commands(naming: "{\(room)}") == ["ssubscribe", "fcall", "sunsubscribe"])
+            let members = try await RedisCluster.cli(["-p", "\(roomServer.port)", "ZCARD", RedisKeys.roomPresence(try #require(RoomID(room)))])
+            #expect(members.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(members)")
+            // The refused join took no place among the socket's rooms: it joins one of its own.
+            let own = try await cluster.createRoom(by: eve, with: [bob])
+            _ = try await ElementSocketTests.join(eveSocket, own)
+            try await eveSocket.close()
+        }
+    }
+
     @Test("an idle joined socket costs Redis nothing between heartbeats: no command names its room or its user")
     func idleJoinedSocket() async throws {
         // Heartbeats every 500 ms: the window below spans several, none of which may touch a

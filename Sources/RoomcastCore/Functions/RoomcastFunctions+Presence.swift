@@ -7,13 +7,15 @@ extension RoomcastFunctions {
         [.room, .participants, .presence, .stream, .channel, .reads]
     }
 
-    /// `presence_join.lua`: a socket opened the room; the user's unseen counts reset.
+    /// `presence_join.lua`: a socket opens the room: membership checked, caught up, present, the
+    /// user's unseen counts reset.
     struct PresenceJoin: RoomFunction, UserRequested, Stamped, EmittingRoomEvents {
         static let name = "presence_join"
-        static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys() + [.unseen]
+        static let keys: [FunctionKey<Self>] = RoomcastFunctions.presenceKeys() + [.unseen, .zOrder, .profiles]
         static let arguments: [FunctionArgument<Self>] = [
             .now, .time("expiry") { $0.expiry }, .eventsKept, .roomId,
-            .user, .init("member") { $0.member },
+            .user, .init("member") { $0.member }, .init("catch_up") { $0.catchUp.argument },
+            .init("most") { $0.catchUp.most }, .init("element_prefix") { RedisKeys.elementPrefix($0.room) },
         ]
 
         var room: RoomID
@@ -24,11 +26,12 @@ extension RoomcastFunctions {
         /// The member's backstop.
         var expiry: Timestamp
         var eventsKept: Int
+        var catchUp: PresenceStore.CatchUp
 
         struct Reply: FunctionReply {
             enum Field: String, ReplyField {
-                case activeUserIds, offset, announced, joinerFrame, wasOpen
-                var isOptional: Bool { self == .announced || self == .joinerFrame || self == .wasOpen }
+                case activeUserIds, offset, announced, joinerFrame, wasOpen, caughtUp, entries, elements
+                var isOptional: Bool { self != .activeUserIds && self != .offset }
             }
             /// The present users' ids as a JSON array.
             var activeUserIds: String
@@ -41,6 +44,15 @@ extension RoomcastFunctions {
             /// The room was open on another socket of the user: the join changed none of their
             /// unseen counts.
             var wasOpen: Bool
+            /// What the joiner catches up with, when it asked to.
+            var caughtUp: CaughtUp?
+
+            enum CaughtUp {
+                /// The events after the joiner's offset, as XRANGE gives them, up to `offset`.
+                case replay(offset: String, entries: [RedisReply])
+                /// The room's elements as a JSON array, current at `offset`.
+                case snapshot(offset: String, elements: ByteBuffer)
+            }
 
             init(_ reply: NamedReply<Field>) throws(RedisError) {
                 activeUserIds = try reply.string(.activeUserIds)
@@ -48,6 +60,13 @@ extension RoomcastFunctions {
                 announced = reply.has(.announced)
                 joinerFrame = try reply.decodeIfPresent(.joinerFrame)
                 wasOpen = reply.has(.wasOpen)
+                if let current = try reply.decodeIfPresent(.caughtUp, as: String.self) {
+                    if reply.has(.entries) {
+                        caughtUp = .replay(offset: current, entries: try reply.decode(.entries))
+                    } else {
+                        caughtUp = .snapshot(offset: current, elements: try reply.bytes(.elements))
+                    }
+                }
             }
         }
     }

@@ -55,36 +55,4 @@ extension RoomcastFunctions {
             }
         }
     }
-
-    /// `room_replay.lua`: the events a rejoining client missed, if all are still kept.
-    struct RoomReplay: RoomFunction, UserRequested {
-        static let name = "room_replay"
-        static let isReadOnly = true
-        static let keys: [FunctionKey<Self>] = [.room, .participants, .stream]
-        static let arguments: [FunctionArgument<Self>] = [
-            .user, .init("since") { $0.since }, .init("most") { $0.most },
-        ]
-
-        var room: RoomID
-        var user: UserID
-        /// The last offset the client saw.
-        var since: String
-        /// The most events to replay.
-        var most: Int
-
-        struct Reply: FunctionReply {
-            enum Field: String, ReplyField {
-                case offset, entries
-                var isOptional: Bool { true }
-            }
-            /// The last event's offset and the stream entries after `since`; nil when they cannot
-            /// all be replayed.
-            var events: (offset: String, entries: [RedisReply])?
-
-            init(_ reply: NamedReply<Field>) throws(RedisError) {
-                guard reply.has(.offset) else { return }
-                events = (try reply.string(.offset), try reply.decode(.entries))
-            }
-        }
-    }
 }

@@ -17,7 +17,7 @@ public enum RoomcastLibrary {
 
     /// Every function's declaration (`RoomcastFunctions`).
     static let functions: [any RoomcastFunction.Type] = [
-        RoomcastFunctions.RoomCreate.self, RoomcastFunctions.RoomRename.self, RoomcastFunctions.RoomReplay.self,
+        RoomcastFunctions.RoomCreate.self, RoomcastFunctions.RoomRename.self,
         RoomcastFunctions.MessageSend.self,
         RoomcastFunctions.ElementCreate.self, RoomcastFunctions.ElementUpdate.self, RoomcastFunctions.ElementTransform.self,
         RoomcastFunctions.ElementFront.self, RoomcastFunctions.ElementDelete.self, RoomcastFunctions.RoomClear.self,

@@ -94,6 +94,16 @@ local function element_json(key, z, viewer, profiles)
         .. reactions_json(key .. ':reactions', viewer, profiles) .. '}'
 end
 
+-- The room's elements in z-order as a JSON array, as `viewer` sees them.
+local function elements_json(z_order, element_prefix, viewer, profiles)
+    local ids = redis.call('ZRANGE', z_order, 0, -1, 'WITHSCORES')
+    local parts = {}
+    for i = 1, #ids, 2 do
+        parts[#parts + 1] = element_json(element_prefix .. ids[i], ids[i + 1], viewer, profiles)
+    end
+    return '[' .. table.concat(parts, ',') .. ']'
+end
+
 local function quoted(text)
     return cjson.encode(text)
 end

@@ -67,3 +67,50 @@ end
 local function emit_user(stream_key, channel, event, members)
     return emit_user_frame(stream_key, channel, event_frame(event, members))
 end
+
+-- The offset of a stream's last entry, '0-0' when it has none.
+local function last_offset(stream_key)
+    local last = redis.call('XREVRANGE', stream_key, '+', '-', 'COUNT', 1)[1]
+    return last and last[1] or '0-0'
+end
+
+-- { ms, seq } of an offset, nil for anything else.
+local function parse_offset(id)
+    local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+    if not ms or #ms > 15 or #seq > 15 then return nil end
+    return { tonumber(ms), tonumber(seq) }
+end
+
+local function offset_before(a, b)
+    return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2])
+end
+
+-- The room events after `since` for a client catching up, when the stream still has them all and
+-- they are at most `most`: returns the last one's offset (`since` itself when none) and the
+-- entries as XRANGE gives them; nil otherwise (trimmed, an offset from elsewhere, too many), when
+-- the client needs a fresh snapshot instead.
+local function replayable(stream_key, since, most)
+    local from = parse_offset(since)
+    if not from then return nil end
+    local last = redis.call('XREVRANGE', stream_key, '+', '-', 'COUNT', 1)[1]
+    if not last then
+        -- No event yet: only the offset of an empty room is current.
+        if from[1] == 0 and from[2] == 0 then return since, {} end
+        return nil
+    end
+    if offset_before(parse_offset(last[1]), from) then return nil end
+    local first = redis.call('XRANGE', stream_key, '-', '+', 'COUNT', 1)[1]
+    if offset_before(from, parse_offset(first[1])) then
+        -- Older than the first event kept: whole only if the stream never lost an entry.
+        local info = redis.call('XINFO', 'STREAM', stream_key)
+        local length, added
+        for i = 1, #info, 2 do
+            if info[i] == 'length' then length = info[i + 1] end
+            if info[i] == 'entries-added' then added = info[i + 1] end
+        end
+        if length ~= added then return nil end
+    end
+    local entries = redis.call('XRANGE', stream_key, '(' .. since, '+', 'COUNT', most + 1)
+    if #entries > most then return nil end
+    return #entries > 0 and entries[#entries][1] or since, entries
+end

@@ -16,12 +16,6 @@ register_read('elements_snapshot', function(keys, args)
     local room, participants, z_order, stream, _, profiles = unpack(keys)
     local user, element_prefix = unpack(args)
     check_participant(room, participants, user)
-    local ids = redis.call('ZRANGE', z_order, 0, -1, 'WITHSCORES')
-    local parts = {}
-    for i = 1, #ids, 2 do
-        parts[#parts + 1] = element_json(element_prefix .. ids[i], ids[i + 1], user, profiles)
-    end
-    local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
-    local offset = last[1] and last[1][1] or '0-0'
-    return { 'offset', offset, 'elements', '[' .. table.concat(parts, ',') .. ']' }
+    local elements = elements_json(z_order, element_prefix, user, profiles)
+    return { 'offset', last_offset(stream), 'elements', elements }
 end)

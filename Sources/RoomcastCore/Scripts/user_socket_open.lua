@@ -25,8 +25,7 @@ register_write('user_socket_open', function(keys, args)
         end
     end
     redis.call('ZREMRANGEBYSCORE', sockets, '-inf', now)
-    local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
-    local offset = last[1] and last[1][1] or '0-0'
+    local offset = last_offset(stream)
     if not redis.call('ZSCORE', sockets, socket) and redis.call('ZCARD', sockets) >= tonumber(limit) then
         return { 'outcome', 'over_limit', 'offset', offset }
     end

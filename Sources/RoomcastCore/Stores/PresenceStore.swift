@@ -25,7 +25,7 @@ public struct PresenceStore: Sendable {
     /// The member naming one socket of a user.
     public static func member(user: UserID, socket: String) -> String { "\(user)|\(socket)" }
 
-    /// Who is present after a join.
+    /// Who is present after a join, and what the joiner caught up with.
     public struct Joined: Sendable {
         /// True when the join changed who is present, so the room got a `room:presence` event.
         public var announced: Bool
@@ -39,20 +39,83 @@ public struct PresenceStore: Sendable {
         /// The room was open already on another socket of the user, so the join changed none of
         /// the user's unseen counts (they were 0).
         public var wasOpen: Bool
+        /// What the joiner caught up with; nil when it asked for nothing.
+        public var caughtUp: CaughtUp?
     }
 
-    /// Marks the socket present in the room and resets the user's unseen counts there.
+    /// What a joining socket asks to catch up with, read in the same step as its join.
+    public enum CatchUp: Sendable {
+        /// Nothing.
+        case none
+        /// The room's elements.
+        case snapshot
+        /// The events after offset `since` (the last one the client saw), when the room still
+        /// has them all and they are at most `most`; else the room's elements.
+        case events(after: String, most: Int)
+
+        var argument: String {
+            switch self {
+            case .none: ""
+            case .snapshot: "snapshot"
+            case .events(let since, _): since
+            }
+        }
+
+        var most: Int {
+            if case .events(_, let most) = self { return most }
+            return 0
+        }
+    }
+
+    /// What a joining socket caught up with: everything before the offset it names, so that of
+    /// the room's live events it needs only those after it.
+    public enum CaughtUp: Sendable {
+        /// The events it missed, each frame as its user received it, oldest first; `offset` is the
+        /// last one's (the client's own offset when it missed none).
+        case replay(offset: String, frames: [ByteBuffer])
+        /// The room's elements as a JSON array, zIndex ascending, current at `offset`.
+        case snapshot(offset: String, elements: ByteBuffer)
+
+        /// The offset the joiner is current at.
+        public var offset: String {
+            switch self {
+            case .replay(let offset, _), .snapshot(let offset, _): offset
+            }
+        }
+    }
+
+    /// Marks the socket present in the room and resets the user's unseen counts there, after
+    /// reading what it asks to catch up with: one step, one round trip.
+    /// - Throws: `not_found`, `forbidden` for a non-participant.
     @discardableResult
-    public func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> Joined {
+    public func join(_ room: RoomID, user: UserID, socket: String, catchingUp catchUp: CatchUp = .none) async throws(RoomcastError) -> Joined {
         let now = Timestamp.now()
         let joined = try await redis.call(
             RoomcastFunctions.PresenceJoin(
-                room: room, user: user, member: Self.member(user: user, socket: socket), now: now, expiry: expiry(from: now), eventsKept: eventsKept
+                room: room, user: user, member: Self.member(user: user, socket: socket), now: now, expiry: expiry(from: now), eventsKept: eventsKept,
+                catchUp: catchUp
             )
         )
+        let caughtUp: CaughtUp?
+        switch joined.caughtUp {
+        case .none:
+            caughtUp = nil
+        case .snapshot(let offset, let elements):
+            caughtUp = .snapshot(offset: offset, elements: elements)
+        case .replay(let offset, let entries):
+            var frames: [ByteBuffer] = []
+            frames.reserveCapacity(entries.count)
+            for entry in entries {
+                guard let envelope = RoomEventLog.envelope(of: entry) else {
+                    throw RoomcastError(.internalError, "unexpected entry in the room stream")
+                }
+                frames.append(envelope.frame(for: user.rawValue))
+            }
+            caughtUp = .replay(offset: offset, frames: frames)
+        }
         return Joined(
             announced: joined.announced, activeUserIds: joined.activeUserIds, offset: joined.offset, joinerFrame: joined.joinerFrame,
-            wasOpen: joined.wasOpen
+            wasOpen: joined.wasOpen, caughtUp: caughtUp
         )
     }
 

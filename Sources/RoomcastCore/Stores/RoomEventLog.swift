@@ -1,8 +1,9 @@
 public import NIOCore
 public import RedisClient
 
-/// A room's event stream read back: what a client that reconnects missed since the last offset
-/// it saw, rebuilt byte for byte as it was published.
+/// A room's event stream read back, each event rebuilt byte for byte as it was published: what a
+/// node's pub/sub feed missed, and the latest events for operators. (A rejoining client's missed
+/// events are read in the same step as its join: ``PresenceStore/join(_:user:socket:catchingUp:)``.)
 public struct RoomEventLog: Sendable {
     private let redis: any RedisClientProtocol
     /// The most events replayed to one client; further back, a snapshot is cheaper.
@@ -12,33 +13,6 @@ public struct RoomEventLog: Sendable {
     public init(redis: any RedisClientProtocol, maximumReplay: Int = 1_000) {
         self.redis = redis
         self.maximumReplay = maximumReplay
-    }
-
-    /// The frames of `room` after offset `since`, as `user` received them, in order.
-    public struct Replay: Sendable {
-        /// Each missed event's frame, oldest first.
-        public var frames: [ByteBuffer]
-        /// The offset of the last of them (`since` when there were none).
-        public var offset: String
-    }
-
-    /// The events of `room` after `since` for `user`; `nil` when they cannot all be replayed
-    /// (malformed or unknown offset, trimmed events, more than ``maximumReplay``).
-    /// - Throws: `not_found`, `forbidden` for a non-participant.
-    public func replay(_ room: RoomID, after since: String, for user: UserID) async throws(RoomcastError) -> Replay? {
-        // Anything but an offset is "too old", never an error: checked here and in the script.
-        guard StreamOffset(since) != nil else { return nil }
-        let replay = try await redis.call(RoomcastFunctions.RoomReplay(room: room, user: user, since: since, most: maximumReplay))
-        guard let (offset, entries) = replay.events else { return nil }
-        var frames: [ByteBuffer] = []
-        frames.reserveCapacity(entries.count)
-        for entry in entries {
-            guard let envelope = Self.envelope(of: entry) else {
-                throw RoomcastError(.internalError, "unexpected entry in the room stream")
-            }
-            frames.append(envelope.frame(for: user.rawValue))
-        }
-        return Replay(frames: frames, offset: offset)
     }
 
     /// Every event of `room` after `offset`, oldest first, as the envelopes they were published

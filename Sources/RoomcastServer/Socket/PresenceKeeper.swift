@@ -42,6 +42,10 @@ final class PresenceKeeper: Service, Sendable {
         /// write rather than being answered before it.
         var roomIndexWrites: [RoomID: Task<Bool, Never>] = [:]
         var userIndexWrites: [UserID: Task<Bool, Never>] = [:]
+        /// The entries of the next index write, whose task has not taken them yet: entries
+        /// needed meanwhile join it, so that many sockets arriving at once (a reconnect storm)
+        /// cost Redis one write, not one each.
+        var nextIndexWrite: (rooms: [RoomID], users: [UserID], task: Task<Bool, Never>)?
         /// Leaves and closes that failed (Redis away), retried after each heartbeat.
         var failed: Set<Removal> = []
         /// Restoring refreshes still to run after a lapsed lease (see ``afterHeartbeat(lapsed:)``).
@@ -120,12 +124,13 @@ final class PresenceKeeper: Service, Sendable {
         }
     }
 
-    /// The write of `room`'s index entry that a join must wait for: one under way, or a new one
-    /// when the room is not in the index yet; nil when it is there.
+    /// The write of `room`'s index entry that a join must wait for: one under way, or the next
+    /// one when the room is not in the index yet; nil when it is there.
     private func indexWrite(_ state: inout State, room: RoomID) -> Task<Bool, Never>? {
         if let pending = state.roomIndexWrites[room] { return pending }
         guard state.indexedRooms.insert(room).inserted else { return nil }
-        let write = Task { await self.writeIndex(rooms: [room], users: []) }
+        let write = nextIndexWrite(&state)
+        state.nextIndexWrite?.rooms.append(room)
         state.roomIndexWrites[room] = write
         return write
     }
@@ -134,9 +139,24 @@ final class PresenceKeeper: Service, Sendable {
     private func indexWrite(_ state: inout State, user: UserID) -> Task<Bool, Never>? {
         if let pending = state.userIndexWrites[user] { return pending }
         guard state.indexedUsers.insert(user).inserted else { return nil }
-        let write = Task { await self.writeIndex(rooms: [], users: [user]) }
+        let write = nextIndexWrite(&state)
+        state.nextIndexWrite?.users.append(user)
         state.userIndexWrites[user] = write
         return write
+    }
+
+    /// The write that has not taken its entries yet, started if there is none.
+    private func nextIndexWrite(_ state: inout State) -> Task<Bool, Never> {
+        if let next = state.nextIndexWrite { return next.task }
+        let task = Task {
+            let (rooms, users) = self.state.withLock { state in
+                defer { state.nextIndexWrite = nil }
+                return (state.nextIndexWrite?.rooms ?? [], state.nextIndexWrite?.users ?? [])
+            }
+            return await self.writeIndex(rooms: rooms, users: users)
+        }
+        state.nextIndexWrite = ([], [], task)
+        return task
     }
 
     /// Adds a room or user to the index. A failure is logged and leaves it out of the index here
@@ -184,11 +204,14 @@ final class PresenceKeeper: Service, Sendable {
         state.withLock { state in state.members.index(forKey: room).map { state.members.keys[$0] } ?? room }
     }
 
-    /// A socket opened a room: present from now, unseen counts reset.
-    /// - Throws: `unavailable` also when the room could not be written to this node's index: the
-    ///   caller leaves the room again (``leave(_:user:socket:)``), as a member no reaper would
-    ///   find if this node died must not stay.
-    func join(_ room: RoomID, user: UserID, socket: String) async throws(RoomcastError) -> PresenceStore.Joined {
+    /// A socket opened a room: present from now, unseen counts reset, after reading what it
+    /// catches up with.
+    /// - Throws: `not_found` or `forbidden` when Redis refused the join, which then changed
+    ///   nothing there (the caller forgets the member: ``forgetMember(of:user:socket:)``);
+    ///   `unavailable` also when the room could not be written to this node's index: the caller
+    ///   leaves the room again (``leave(_:user:socket:)``), as a member no reaper would find if
+    ///   this node died must not stay.
+    func join(_ room: RoomID, user: UserID, socket: String, catchingUp catchUp: PresenceStore.CatchUp) async throws(RoomcastError) -> PresenceStore.Joined {
         let member = Member(user: user, socket: socket)
         let indexing = state.withLock { state in
             state.members[room, default: []].insert(member)
@@ -197,19 +220,24 @@ final class PresenceKeeper: Service, Sendable {
             return indexWrite(&state, room: room)
         }
         // Beside the join, not before it: a join stays one round trip.
-        let joined = try await store.join(room, user: user, socket: socket)
+        let joined = try await store.join(room, user: user, socket: socket, catchingUp: catchUp)
         if let indexing, !(await indexing.value) { throw Self.indexUnavailable }
         return joined
     }
 
     /// A socket left a room or disconnected.
     func leave(_ room: RoomID, user: UserID, socket: String) async {
+        forgetMember(of: room, user: user, socket: socket)
+        await remove(Removal(room: room, user: user, socket: socket))
+    }
+
+    /// A member that is not in Redis (its join was refused there) is no longer held.
+    func forgetMember(of room: RoomID, user: UserID, socket: String) {
         let member = Member(user: user, socket: socket)
         state.withLock { state in
             state.members[room]?.remove(member)
             if state.members[room]?.isEmpty == true { state.members[room] = nil }
         }
-        await remove(Removal(room: room, user: user, socket: socket))
     }
 
     /// Takes a member or socket count out of Redis; one that fails is retried after the next

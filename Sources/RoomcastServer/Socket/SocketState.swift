@@ -155,17 +155,14 @@ final class SocketState: @unchecked Sendable {
         return SocketState(socket: socket, services: services, user: connected)
     }
 
-    /// Joins a room after checking membership in Redis. With `since` (the last offset the client
-    /// saw), the events it missed are replayed if the room still keeps them all; otherwise, or
-    /// without `since`, it gets `elements:batch`.
+    /// Joins a room: one Redis call checks membership, reads what the client catches up with and
+    /// makes it present. With `since` (the last offset the client saw), the events it missed are
+    /// replayed if the room still keeps them all; otherwise, or without `since`, it gets
+    /// `elements:batch`. The room's live events are held from before that call until what it
+    /// read is sent, so none is lost or sent twice.
     /// - Returns: whether the client recovered by replay.
     func join(_ room: RoomID, since: String?) async throws(RoomcastError) -> Bool {
         let room = services.presence.sharedID(of: room)
-        switch try await services.changes.rooms.membership(of: user.id, in: room) {
-        case .noSuchRoom: throw RoomcastError(.notFound, "room not found")
-        case .notParticipant: throw RoomcastError(.forbidden, "not a participant of this room")
-        case .participant: break
-        }
         let channel = services.hub.sharedName(RedisKeys.roomChannel(room))
         let maxRooms = services.settings.maxRooms
         let place = joined.withLock { joined -> JoinPlace in
@@ -177,73 +174,73 @@ final class SocketState: @unchecked Sendable {
         if place == .full {
             throw RoomcastError(.limitExceeded, "a socket can be in at most \(maxRooms) rooms at once: leave one first")
         }
+        // Joined already or not, the room's events are held while what the client catches up
+        // with is read; otherwise an event could come just before it (twice) or be missed.
         let join = socket.beginJoin(channel)
-        guard place == .taken else {
-            // Joined already: a fresh batch, with the room's events held while it is read, as on
-            // a first join; otherwise an event could come just before the batch that holds it
-            // (twice) or just before a batch that lacks it (lost).
+        if place == .taken {
             do {
-                return try await catchUp(room, since: since, channel: channel, join: join)
+                try await join.confirmed()
             } catch {
-                join.cancel()
-                throw error
+                joined.withLock { $0.joining -= 1 }
+                throw Self.subscriptionRefused
+            }
+            joined.withLock { joined in
+                joined.joining -= 1
+                _ = joined.rooms.insert(room)
             }
         }
+        let catchUp: PresenceStore.CatchUp =
+            if let since, StreamOffset(since) != nil { .events(after: since, most: services.eventLog.maximumReplay) } else { .snapshot }
+        let presence: PresenceStore.Joined
         do {
-            try await join.confirmed()
+            presence = try await services.presence.join(room, user: user.id, socket: socket.sessionID, catchingUp: catchUp)
         } catch {
-            joined.withLock { $0.joining -= 1 }
-            throw Self.subscriptionRefused
-        }
-        joined.withLock { joined in
-            joined.joining -= 1
-            _ = joined.rooms.insert(room)
-        }
-        let recovered: Bool
-        let wasOpen: Bool
-        do {
-            recovered = try await catchUp(room, since: since, channel: channel, join: join)
-            // After the snapshot, so the joiner gets its own `room:presence` as a live event.
-            let presence = try await services.presence.join(room, user: user.id, socket: socket.sessionID)
-            if let frame = presence.joinerFrame {
-                // Nobody's presence changed (another device of a present user joined): this
-                // socket alone learns who is there, at the room's current offset.
-                socket.send(frame)
-            }
-            wasOpen = presence.wasOpen
-        } catch {
-            // Joined without a snapshot would leave the client's canvas wrong: undo the join.
             join.cancel()
-            await leave(room)
+            if place == .taken { await undoJoin(room, after: error) }
             throw error
         }
+        guard let caughtUp = presence.caughtUp else {
+            join.cancel()
+            throw RoomcastError(.internalError, "the join read nothing to catch up with")
+        }
+        var frames: [ByteBuffer]
+        let recovered: Bool
+        switch caughtUp {
+        case .replay(_, let missed):
+            (frames, recovered) = (missed, true)
+        case .snapshot(let offset, let elements):
+            var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
+            payload.writeImmutableBuffer(elements)
+            payload.writeString(",\"offset\":\"\(offset)\"}")
+            (frames, recovered) = ([SocketIOFrame.event(name: ServerEvent.elementsBatch.rawValue, payload: payload)], false)
+        }
+        // Nobody's presence changed (another device of a present user joined): this socket alone
+        // learns who is there, at the offset it is current at.
+        if place == .taken, let frame = presence.joinerFrame { frames.append(frame) }
+        let offset = StreamOffset(caughtUp.offset)
+        join.complete(sending: frames, upTo: offset?.position)
+        if let offset { services.hub.noteJoined(channel, upTo: offset) }
+        logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
+        guard place == .taken else { return recovered }
         // The user's devices learn that the room was opened (its unseen counts are 0 now); when
         // it was open on another of them already, nothing changed for the others and this socket
         // alone is told. The join is done: its ack must not fail for want of this.
-        if let seen = await services.changes.roomOpened(room, by: user.id, wasOpen: wasOpen) {
+        if let seen = await services.changes.roomOpened(room, by: user.id, wasOpen: presence.wasOpen) {
             socket.send(seen)
         }
-        logger.debug("room joined", metadata: ["room": .string(room.rawValue), "recovered": .stringConvertible(recovered)])
         return recovered
     }
 
-    /// Sends the events missed since `since` when the room still has them all, else
-    /// `elements:batch {roomId, elements, offset}`; then releases the events held back while
-    /// joining.
-    /// - Returns: whether it replayed.
-    private func catchUp(_ room: RoomID, since: String?, channel: String, join: RoomJoin) async throws(RoomcastError) -> Bool {
-        if let since, let replay = try await services.eventLog.replay(room, after: since, for: user.id) {
-            join.complete(sending: replay.frames, upTo: StreamOffset(replay.offset)?.position)
-            if let offset = StreamOffset(replay.offset) { services.hub.noteJoined(channel, upTo: offset) }
-            return true
+    /// Takes back a first join of `room` whose Redis call failed. Refused (no such room, not a
+    /// participant), it changed nothing in Redis; otherwise it may have, and the member is taken
+    /// out there too.
+    private func undoJoin(_ room: RoomID, after error: RoomcastError) async {
+        guard error.code == .notFound || error.code == .forbidden else {
+            await leave(room)
+            return
         }
-        let snapshot = try await services.changes.elements.snapshot(of: room, for: user.id)
-        var payload = ByteBuffer(string: "{\"roomId\":\"\(room)\",\"elements\":")
-        payload.writeImmutableBuffer(snapshot.json)
-        payload.writeString(",\"offset\":\"\(snapshot.offset)\"}")
-        join.complete(sending: [SocketIOFrame.event(name: ServerEvent.elementsBatch.rawValue, payload: payload)], upTo: StreamOffset(snapshot.offset)?.position)
-        if let offset = StreamOffset(snapshot.offset) { services.hub.noteJoined(channel, upTo: offset) }
-        return false
+        guard joined.withLock({ $0.rooms.remove(room) }) != nil else { return }
+        services.presence.forgetMember(of: room, user: user.id, socket: socket.sessionID)
     }
 
     /// Leaves a room (nothing happens if the socket was not in it).
