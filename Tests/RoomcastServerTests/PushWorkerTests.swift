@@ -7,7 +7,7 @@ import Testing
 
 /// The gateway's push worker against a local APNs stand-in (`LocalAPNsServer`): request shape,
 /// exactly-once delivery across nodes, what 410, 500 and 400 answers do to tokens and jobs, and a
-/// job left behind by a killed node: docs/contract-issue5-notifications.md, "Push worker".
+/// job left behind by a killed node (docs/clients/push.md).
 @Suite("Push worker: APNs delivery from the outbox", .serialized)
 struct PushWorkerTests {
     /// A fresh signing key in a temporary `.p8` file, and the settings that point nodes at a stub.
