@@ -143,6 +143,14 @@ struct PushWorkerTests {
                     }
                 }
                 #expect(delivered, "sent \(server.recordedRequests().map(\.path))")
+                // Each delivery's latency, from its outbox entry, counted by the node that delivered it.
+                #expect(try await eventually(within: .seconds(10)) {
+                    var deliveries = 0.0
+                    for node in [cluster.node1, cluster.node2] {
+                        deliveries += try await MetricsEndpointTests.scrape(node).value("roomcast_push_delivery_latency_seconds_count") ?? 0
+                    }
+                    return deliveries == 6
+                })
                 // Once each: one request per (device, notification), with that notification's badge.
                 for token in okTokens {
                     let sent = Self.requests(server, for: token)
