@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Metrics
 import NIOCore
 import RoomcastCore
 import SocketIO
