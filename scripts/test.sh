@@ -44,6 +44,9 @@ scripts/setup-tests.sh  # chromium, chromedriver (tests/e2e/test_console.py) and
 # The documentation's snippets marked `<!-- run -->` (README.md, docs/), each document against a
 # node of its own (tests/docs; CONTRIBUTING.md, "Snippets that run").
 .venv/bin/python -m pytest -q tests/docs
+# The alert rules and the dashboard (docs/operations/monitoring): promtool checks the rules and runs
+# each alert's unit tests, a second or two.
+scripts/monitoring-test.sh
 # Examples/Chat: a package of its own on this checkout (path dependency), as another app would use
 # the SocketIOServer product, checked with python-socketio over WebSocket and over long-polling.
 # Its build shares this package's pinned checkouts through SwiftPM's repository cache, but compiles

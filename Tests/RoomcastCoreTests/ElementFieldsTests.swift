@@ -2,7 +2,7 @@ import Foundation
 import RoomcastCore
 import Testing
 
-/// The validation rules of docs/contract-issue4-elements.md, through `JSONDecoder` as clients
+/// The element field rules of docs/clients/events.md, through `JSONDecoder` as clients
 /// reach them (a socket payload or a REST body).
 @Suite("ElementFields validation")
 struct ElementFieldsTests {

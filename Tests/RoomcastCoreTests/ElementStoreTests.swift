@@ -5,8 +5,8 @@ import RoomcastCore
 import RoomcastTestSupport
 import Testing
 
-/// ElementStore on a real Redis: state, events as published, and the contract of
-/// docs/contract-issue4-elements.md.
+/// ElementStore on a real Redis: state, events as published, and the element events and fields of
+/// docs/clients/events.md.
 @Suite("ElementStore against a real redis-server")
 struct ElementStoreTests {
     /// Alice and Bob in one room, and Eve in none.

@@ -6,7 +6,7 @@ import RoomcastTestSupport
 import Testing
 
 /// NotificationStore on a real Redis: storing, the badge, the published user events, paging,
-/// trimming and raising a notification again (docs/contract-issue5-notifications.md).
+/// trimming and raising a notification again (docs/clients/push.md).
 @Suite("NotificationStore against a real redis-server")
 struct NotificationStoreTests {
     struct Fixture: Sendable {

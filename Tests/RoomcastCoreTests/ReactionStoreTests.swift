@@ -6,7 +6,7 @@ import RoomcastTestSupport
 import Testing
 
 /// ReactionStore on a real Redis: hearts, stats per recipient, the published per-recipient
-/// events, and elements' `reactions` (docs/contract-issue4-live.md, seed 001).
+/// events, and elements' `reactions` (docs/clients/events.md).
 @Suite("ReactionStore against a real redis-server")
 struct ReactionStoreTests {
     struct Fixture: Sendable {

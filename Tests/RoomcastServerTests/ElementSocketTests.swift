@@ -5,8 +5,8 @@ import RoomcastCore
 import RoomcastTestSupport
 import Testing
 
-/// Elements and z-order over Socket.IO and REST on two nodes sharing one Redis: the contract of
-/// docs/contract-issue4-elements.md, payload by payload.
+/// Elements and z-order over Socket.IO and REST on two nodes sharing one Redis: the element events
+/// of docs/clients/events.md, payload by payload.
 @Suite("Elements over Socket.IO and REST: two nodes on one Redis", .serialized)
 struct ElementSocketTests {
     static let elementEvents = [

@@ -6,7 +6,7 @@ import RoomcastTestSupport
 import Testing
 
 /// Reactions, unseen counts and presence over Socket.IO and REST on two nodes sharing one Redis:
-/// the contract of docs/contract-issue4-live.md, seen from each recipient's sockets.
+/// the events of docs/clients/events.md, seen from each recipient's sockets.
 @Suite("Live room: reactions, unseen counts and presence on two nodes", .serialized)
 struct LiveRoomTests {
     // MARK: Helpers

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import RedisClient
+import RoomcastServer
 import RoomcastTestSupport
 import Testing
 
@@ -21,6 +22,14 @@ struct MetricsEndpointTests {
         "roomcast_gap_closes_total": "counter",
         "roomcast_rejected_inputs_total": "counter",
         "roomcast_push_jobs_total": "counter",
+        "roomcast_push_delivery_latency_seconds": "histogram",
+        "roomcast_socket_connects_total": "counter",
+        "roomcast_socket_disconnects_total": "counter",
+        "roomcast_build_info": "gauge",
+        "roomcast_process_cpu_seconds_total": "counter",
+        "roomcast_process_resident_memory_bytes": "gauge",
+        "roomcast_process_open_fds": "gauge",
+        "roomcast_process_max_fds": "gauge",
     ]
 
     /// Scrapes the node and parses the whole text strictly.
@@ -107,6 +116,17 @@ struct MetricsEndpointTests {
             #expect(during.sum("roomcast_redis_command_errors_total") == 0)
             #expect(during.value("roomcast_pubsub_reconnects_total") == 0)
             #expect(during.value("roomcast_push_jobs_total", ["outcome": "delivered"]) == 0)
+            #expect(during.value("roomcast_socket_connects_total") == 1)
+            #expect(during.sum("roomcast_socket_disconnects_total") == 0)
+            #expect(during.value("roomcast_build_info", ["version": RoomcastBuild.version]) == 1)
+            #expect(during.value("roomcast_process_cpu_seconds_total") ?? 0 > 0)
+            #expect(during.value("roomcast_process_resident_memory_bytes") ?? 0 > 1_000_000)
+            #expect(during.value("roomcast_process_open_fds") ?? 0 >= 3)
+            #expect(during.value("roomcast_process_max_fds") ?? 0 >= during.value("roomcast_process_open_fds") ?? .infinity)
+            // Requests by route pattern and status: the refused token, and what no route serves.
+            #expect(during.value("roomcast_http_requests_total", ["route": "/api/users/me", "status": "401"]) == 1, "\(during.families["roomcast_http_requests_total"].map { "\($0)" } ?? "none")")
+            #expect(during.value("roomcast_http_requests_total", ["route": "NotFound", "status": "405"]) == 1)
+            #expect(during.families["roomcast_http_requests_total"]?.type == "counter")
 
             // The pub/sub link drops: the node reconnects and fills the joined room's gap. On a
             // cluster, only the link to the room channel's shard, and only the channels on that
@@ -136,6 +156,8 @@ struct MetricsEndpointTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(after.value("roomcast_sockets_connected", ["transport": "websocket"]) == 0)
+            #expect(after.sum("roomcast_socket_disconnects_total") == 1)
+            #expect(after.value("roomcast_socket_disconnects_total", ["reason": "other"]) == 0)
             #expect(after.value("roomcast_channels_subscribed", ["kind": "room"]) == 0)
             #expect(after.value("roomcast_channels_subscribed", ["kind": "user"]) == 0)
             // Counters never go back.

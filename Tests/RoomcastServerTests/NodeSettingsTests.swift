@@ -38,6 +38,15 @@ struct NodeSettingsTests {
         #expect(error?.key == key)
     }
 
+    @Test("an https advertise URL stops start-up, saying that nodes forward over plain HTTP")
+    func httpsAdvertiseURL() async throws {
+        for url in ["https://gw-1.internal:8443", "HTTPS://gw-1.internal"] {
+            let error = await #expect(throws: ConfigurationError.self) { try await Self.load(["ROOMCAST_NODE_ADVERTISE_URL": url]) }
+            #expect(error?.key == "node.advertise_url")
+            #expect(error?.reason.contains("plain HTTP") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("presence.backstop_ms defaults to an hour; the retired presence.ttl_ms stops start-up naming what replaced it")
     func presenceBackstop() async throws {
         #expect(try await Self.load([:]).presenceBackstop == .seconds(3_600))

@@ -3,7 +3,7 @@ import RoomcastTestSupport
 import Testing
 
 /// `notification:new` and `badge:updated` on every socket of a user, whichever node it is on, and
-/// the notifications Roomcast raises itself (hearts, new rooms): docs/contract-issue5-notifications.md.
+/// the notifications Roomcast raises itself (hearts, new rooms): docs/clients/push.md.
 @Suite("Notifications in realtime: badges on every socket, hearts and new rooms", .serialized)
 struct NotificationRealtimeTests {
     static func event(_ socket: SocketIOTestClient, _ name: String) async throws -> JSONValue {

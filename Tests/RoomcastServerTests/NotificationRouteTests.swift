@@ -4,7 +4,7 @@ import RoomcastTestSupport
 import Testing
 
 /// Notifications, badges, push tokens, the internal service endpoint and the push outbox over
-/// REST on two nodes sharing one Redis: docs/contract-issue5-notifications.md, seen from outside.
+/// REST on two nodes sharing one Redis (docs/clients/push.md, docs/clients/rest.md), seen from outside.
 @Suite("Notifications over REST: badges, the service endpoint, push tokens and the outbox", .serialized)
 struct NotificationRouteTests {
     static let notificationKeys: Set<String> = ["id", "type", "title", "body", "read", "createdAt"]

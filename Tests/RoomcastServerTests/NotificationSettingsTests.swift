@@ -3,7 +3,7 @@ import RoomcastServer
 import RoomcastTestSupport
 import Testing
 
-/// The issue 5 settings: `notifications.*`, `apns.*` and `push.*`, read in-process like
+/// The notification settings: `notifications.*`, `apns.*` and `push.*`, read in-process like
 /// GatewaySettingsTests does, plus what `roomcast serve` does with unusable APNs credentials.
 @Suite("Gateway settings: notifications, APNs and push")
 struct NotificationSettingsTests {

@@ -7,7 +7,7 @@ import Testing
 
 /// The gateway's push worker against a local APNs stand-in (`LocalAPNsServer`): request shape,
 /// exactly-once delivery across nodes, what 410, 500 and 400 answers do to tokens and jobs, and a
-/// job left behind by a killed node: docs/contract-issue5-notifications.md, "Push worker".
+/// job left behind by a killed node (docs/clients/push.md).
 @Suite("Push worker: APNs delivery from the outbox", .serialized)
 struct PushWorkerTests {
     /// A fresh signing key in a temporary `.p8` file, and the settings that point nodes at a stub.
@@ -143,6 +143,14 @@ struct PushWorkerTests {
                     }
                 }
                 #expect(delivered, "sent \(server.recordedRequests().map(\.path))")
+                // Each delivery's latency, from its outbox entry, counted by the node that delivered it.
+                #expect(try await eventually(within: .seconds(10)) {
+                    var deliveries = 0.0
+                    for node in [cluster.node1, cluster.node2] {
+                        deliveries += try await MetricsEndpointTests.scrape(node).value("roomcast_push_delivery_latency_seconds_count") ?? 0
+                    }
+                    return deliveries == 6
+                })
                 // Once each: one request per (device, notification), with that notification's badge.
                 for token in okTokens {
                     let sent = Self.requests(server, for: token)

@@ -64,7 +64,40 @@ struct ReferenceDocsTests {
     func metrics() async throws {
         let rows = try Self.rows(of: "docs/operations/observability.md", section: "## Metrics")
         let documented = try Self.names(rows)
-        let exported = try await TestRedis.with { redis in
+        let exported = Set(try await Self.exportedMetrics().keys)
+        #expect(exported.count >= 10, "\(exported.sorted())")
+        #expect(exported.subtracting(documented).isEmpty, "exported but not in observability.md: \(exported.subtracting(documented).sorted())")
+        #expect(documented.subtracting(exported).isEmpty, "in observability.md but not exported: \(documented.subtracting(exported).sorted())")
+    }
+
+    @Test("the alert rules and the dashboard of docs/operations/monitoring name only metrics a running node exports")
+    func monitoringMetrics() async throws {
+        let families = try await Self.exportedMetrics()
+        for path in ["docs/operations/monitoring/alerts.yml", "docs/operations/monitoring/dashboard.json"] {
+            // Prometheus's own series (`up`) are not the node's: only `roomcast_` names are read.
+            let named = Set(Self.matches(of: #"\b(roomcast_[a-z_]+)"#, in: try Self.read(path)))
+            #expect(named.count >= 5, "\(path): \(named.sorted())")
+            for name in named {
+                #expect(Self.family(of: name, in: families) != nil, "\(path) names \(name), which a node does not export")
+            }
+        }
+    }
+
+    /// The family a series name belongs to: itself, or the histogram whose `_bucket`, `_count` or
+    /// `_sum` it is.
+    static func family(of name: String, in families: [String: String]) -> String? {
+        if families[name] != nil { return name }
+        for suffix in ["_bucket", "_count", "_sum"] where name.hasSuffix(suffix) {
+            let base = String(name.dropLast(suffix.count))
+            if families[base] == "histogram" { return base }
+        }
+        return nil
+    }
+
+    /// The metric families (name → type) a fresh node exports once it has answered a request that
+    /// reaches Redis.
+    static func exportedMetrics() async throws -> [String: String] {
+        try await TestRedis.with { redis in
             let node = try await GatewayProcess(arguments: ["--redis-url", redis.url, "--log-level", "warning"])
             do {
                 // A request that reaches Redis, so that the Redis command metrics exist too.
@@ -72,15 +105,12 @@ struct ReferenceDocsTests {
                 let response = try await HTTPTestClient.request(port: node.port, path: "/metrics")
                 let exposition = try PrometheusExposition(parsing: response.text)
                 await node.stop()
-                return Set(exposition.families.keys)
+                return exposition.families.mapValues(\.type)
             } catch {
                 await node.stop()
                 throw error
             }
         }
-        #expect(exported.count >= 10, "\(exported.sorted())")
-        #expect(exported.subtracting(documented).isEmpty, "exported but not in observability.md: \(exported.subtracting(documented).sorted())")
-        #expect(documented.subtracting(exported).isEmpty, "in observability.md but not exported: \(documented.subtracting(exported).sorted())")
     }
 
     // MARK: Reading the documents

@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastServer
 import RoomcastTestSupport
 import Testing
 
@@ -42,6 +43,24 @@ struct ServeProcessTests {
         #expect(output.contains("port"))
         #expect(output.contains("ROOMCAST_PORT"))
         #expect(!output.contains("roomcast ready"))
+    }
+
+    @Test("an https advertise URL stops start-up, naming the setting and why")
+    func httpsAdvertiseURLStopsStartup() async throws {
+        let (status, output) = try await GatewayProcess.runToExit(
+            arguments: ["serve"], environment: ["ROOMCAST_NODE_ADVERTISE_URL": "https://gw-1.internal:8443"]
+        )
+        #expect(status != 0)
+        #expect(output.contains("node.advertise_url"), "\(output)")
+        #expect(output.contains("plain HTTP"), "\(output)")
+        #expect(!output.contains("roomcast ready"))
+    }
+
+    @Test("roomcast --version prints the build's version, the one roomcast_build_info exports")
+    func version() async throws {
+        let (status, output) = try await GatewayProcess.runToExit(arguments: ["--version"])
+        #expect(status == 0)
+        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == RoomcastBuild.version)
     }
 }
 

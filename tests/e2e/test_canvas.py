@@ -1,5 +1,5 @@
 """Elements and z-order across two gateway nodes, driven by the unmodified python-socketio client
-(docs/contract-issue4-elements.md)."""
+(docs/clients/events.md)."""
 
 import time
 
@@ -232,7 +232,7 @@ def test_outsider_is_forbidden_and_sees_nothing(api, pair, connect, node2):
 
 
 def test_live_reactions_unseen_counts_and_presence_across_nodes(api, api2, connect, node1, node2):
-    """docs/contract-issue4-live.md: hearts with hasReacted per recipient, unseen counts for a user
+    """docs/clients/events.md: hearts with hasReacted per recipient, unseen counts for a user
     who is away, room:seen on every device when they open the room, room:presence."""
     alice = api.register("alice")
     bob = api.register("bob")

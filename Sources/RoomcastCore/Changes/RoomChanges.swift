@@ -26,7 +26,8 @@ public struct RoomChanges: Sendable {
     let notifier: Notifier
 
     /// Changes through these stores, publishing per-user events with `userEvents` and storing
-    /// notifications (and their push jobs) in `notifications`.
+    /// notifications (and their push jobs) in `notifications`. `logger` is the notifier's: what it
+    /// logs is about notifications, so a gateway gives it the label `notifications`.
     public init(
         rooms: RoomStore, elements: ElementStore, reactions: ReactionStore, messages: MessageStore, userEvents: UserEvents,
         notifications: NotificationStore, logger: Logger
@@ -41,7 +42,7 @@ public struct RoomChanges: Sendable {
     }
 
     /// Changes through stores over `redis` with their default limits.
-    public init(redis: any RedisClientProtocol, logger: Logger = Logger(label: "roomcast.changes")) {
+    public init(redis: any RedisClientProtocol, logger: Logger = Logger(label: "notifications")) {
         self.init(
             rooms: RoomStore(redis: redis), elements: ElementStore(redis: redis), reactions: ReactionStore(redis: redis),
             messages: MessageStore(redis: redis), userEvents: UserEvents(redis: redis), notifications: NotificationStore(redis: redis),

@@ -1,7 +1,7 @@
 /// A gateway node's id: 8 random lowercase base36 characters (`[a-z0-9]{8}`), made once when a
 /// node starts.
 ///
-/// Short because the lead's Engine.IO session ids carry it, so any node can tell which node holds
+/// Short because the node's Engine.IO session ids start with it, so any node can tell which node holds
 /// a session; it goes into Redis key names (`node:{<id>}`), so it is validated when parsed.
 public struct NodeID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
     /// The id's text.

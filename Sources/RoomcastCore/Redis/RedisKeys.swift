@@ -36,7 +36,8 @@ public enum RedisKeys {
     /// Stream: chat messages (`id`, `userId`, `text`, `createdAt`), newest last.
     public static func roomMessages(_ id: RoomID) -> String { "room:{\(id)}:messages" }
     /// Stream: the room's events as sent to clients; an entry id is the event's `offset`.
-    /// Fields `p` and `s` hold the frame before and after the offset.
+    /// Fields `p` and `s` hold the frame before and after the offset; an event that differs per
+    /// recipient holds `pa` and `pb` (the two frames before it), `s`, and `u` (the users who get `pa`).
     public static func roomStream(_ id: RoomID) -> String { "room:{\(id)}:stream" }
 
     /// The mutations a client may retry with a request id; each keeps its own replies, so one id

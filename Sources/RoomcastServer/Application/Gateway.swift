@@ -188,6 +188,8 @@ public struct Gateway: Sendable {
         )
 
         let router = Router(context: RoomcastRequestContext.self)
+        // Outermost: every answer is counted, the other middleware's included.
+        router.add(middleware: HTTPMetricsMiddleware())
         if !settings.corsOrigins.isEmpty {
             // Outermost: error responses and preflights get the headers too.
             router.add(middleware: CORSMiddleware(origins: settings.corsOrigins))

@@ -8,7 +8,7 @@ import ServiceLifecycle
 ///
 /// The stall it was written for: swift-async-algorithms 1.1.4's `merge`, which Hummingbird's date
 /// cache uses through `cancelOnGracefulShutdown()`, can leave its lock held by no thread when the
-/// service group cancels it (apple/swift-async-algorithms#430), and both event loops then wait on
+/// service group cancels it, and both event loops then wait on
 /// it forever. The watchdog is a thread of its own, not a task, so it runs when no event loop can.
 struct ShutdownWatchdog: Service {
     /// How long a shutdown may take: the drain timeout and a margin for the services after it.

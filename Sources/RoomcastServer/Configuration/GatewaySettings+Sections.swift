@@ -475,13 +475,23 @@ extension GatewaySettings {
         """,
         [
             .text(
-                "advertise_url", .at(optional: \.nodeAdvertiseURL), allowed: "an `http(s)://host[:port]` base URL", example: "http://10.0.0.5:8080",
+                "advertise_url", .at(optional: \.nodeAdvertiseURL), allowed: "an `http://host[:port]` base URL", example: "http://10.0.0.5:8080",
                 whenUnset: "`http://<host>:<port>`, with `127.0.0.1` for a wildcard host (`0.0.0.0`, `::`)",
-                "The base URL other nodes reach this one at. Set it when nodes run on different machines.",
+                """
+                The base URL other nodes reach this one at. Set it when nodes run on different machines. Nodes \
+                forward to each other over plain HTTP on their private network: an `https://` URL stops start-up.
+                """,
                 parse: { (text) throws(Setting.Refusal) in
                     guard !text.isEmpty else { return nil }
                     let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
-                    guard let components = URLComponents(string: trimmed), ["http", "https"].contains(components.scheme ?? ""),
+                    // Forwarding (NodeAddressBook, ForwardingHandler) speaks plain HTTP to the node's
+                    // socket address: an https URL would break every forwarded poll and upgrade.
+                    if URLComponents(string: trimmed)?.scheme?.lowercased() == "https" {
+                        throw Setting.Refusal(
+                            "'\(text)': nodes forward to each other over plain HTTP only; give the node's own http:// address on the private network, not the public TLS one"
+                        )
+                    }
+                    guard let components = URLComponents(string: trimmed), components.scheme == "http",
                         components.host?.isEmpty == false, components.path.isEmpty, components.query == nil
                     else {
                         throw Setting.Refusal("'\(text)' is not a base URL such as http://10.0.0.5:8080")

@@ -1,6 +1,8 @@
+import Foundation
 import Metrics
 import NIOCore
 import RoomcastCore
+import SocketIOServer
 
 /// The gateway's instruments, each made once (on first use, after ``RoomcastMetrics/bootstrap()``)
 /// and kept: nothing on a hot path builds a label or looks a metric up in the registry.
@@ -9,7 +11,9 @@ enum GatewayMetrics {
     /// than appearing with its first event.
     static func prepare() {
         _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, userChannels, framesDelivered, fanoutFlushes, fanoutLatency, gapRepairs, gapsClosed)
-        _ = (eventsReceived, socketRejections, httpRejections, pushJobs)
+        _ = (eventsReceived, socketRejections, httpRejections, pushJobs, socketConnects, socketDisconnects, pushDeliveryLatency)
+        RoomcastBuild.info.set(1)
+        ProcessMetrics.update()
     }
 
     /// `roomcast_sockets_connected{transport}`: sockets whose CONNECT was accepted, until they leave.
@@ -72,6 +76,40 @@ enum GatewayMetrics {
         .forbidden, .notFound, .methodNotAllowed, .conflict, .payloadTooLarge, .limitExceeded, .rateLimited, .unavailable,
         .internalError,
     ].map(\.rawValue)
+
+    /// `roomcast_socket_connects_total`: CONNECTs accepted (refused ones count in
+    /// `roomcast_rejected_inputs_total`).
+    static let socketConnects = Counter(label: "roomcast_socket_connects_total")
+
+    /// `roomcast_socket_disconnects_total{reason}`: sockets that left, by Socket.IO's reason in
+    /// snake case (`transport_close`, `ping_timeout`, `server_shutting_down` …).
+    static let socketDisconnects = LabeledCounters(
+        label: "roomcast_socket_disconnects_total", dimension: "reason",
+        known: disconnectReasons.map(metricValue), other: "other"
+    )
+
+    /// Every reason a socket leaves for.
+    static let disconnectReasons: [SocketIODisconnectReason] = [
+        .clientNamespaceDisconnect, .serverNamespaceDisconnect, .transportClose, .pingTimeout, .parseError, .serverShuttingDown,
+        .deadline, .forcedClose,
+    ]
+
+    /// A reason as a label value: `transport close` → `transport_close`.
+    static func metricValue(_ reason: SocketIODisconnectReason) -> String {
+        reason.description.replacingOccurrences(of: " ", with: "_")
+    }
+
+    /// `roomcast_push_delivery_latency_seconds`: from a push job's entry in the outbox (its
+    /// stream id's time) to the push service accepting it, retries included.
+    static let pushDeliveryLatency = Metrics.Timer(label: "roomcast_push_delivery_latency_seconds")
+
+    /// Records the delivery of the job whose outbox entry id is `id` (`<epoch ms>-<seq>`).
+    static func pushDelivered(jobID id: String, now: Date = .now) {
+        guard let enqueued = id.split(separator: "-").first.flatMap({ Int64($0) }) else { return }
+        let elapsed = Int64(now.timeIntervalSince1970 * 1_000) - enqueued
+        // Redis's clock and this node's may differ a little: never a negative latency.
+        pushDeliveryLatency.recordMilliseconds(max(elapsed, 0))
+    }
 
     /// `roomcast_push_jobs_total{outcome}`.
     static let pushJobs = LabeledCounters(

@@ -43,6 +43,15 @@ public enum RoomcastMetrics {
             "Channels (rooms and users) whose missed events could not be read back after a pub/sub reconnect (no longer all in their stream, or Redis refused for pubsub.gap_read_timeout_ms): their local sockets were closed, to reconnect and recover by offset.",
         "roomcast_rejected_inputs_total": "Client input answered with an error, by error code and source (socket or http).",
         "roomcast_push_jobs_total": "Push jobs handled by this node's push worker, by outcome.",
+        "roomcast_push_delivery_latency_seconds": "Time from a push job's entry in the outbox to the push service accepting it, retries included.",
+        "roomcast_socket_connects_total": "Socket.IO CONNECTs accepted by this node.",
+        "roomcast_socket_disconnects_total": "Socket.IO sockets that left this node, by reason (transport_close, ping_timeout, server_shutting_down ...).",
+        "roomcast_http_requests_total": "HTTP requests answered by this node's router, by route pattern and status code (WebSocket upgrades excluded).",
+        "roomcast_build_info": "Always 1; the version label is this node's build.",
+        "roomcast_process_cpu_seconds_total": "User and system CPU time of the node's process, in seconds.",
+        "roomcast_process_resident_memory_bytes": "Resident memory of the node's process, in bytes.",
+        "roomcast_process_open_fds": "File descriptors the node's process holds open (one per connection, among others).",
+        "roomcast_process_max_fds": "The node's limit of open file descriptors (soft limit).",
     ]
 
     /// Histogram buckets per metric: fan-out and Redis commands take microseconds to
@@ -50,6 +59,13 @@ public enum RoomcastMetrics {
     static let buckets: [String: [Duration]] = [
         "roomcast_fanout_latency_seconds": fastBuckets,
         "roomcast_redis_command_duration_seconds": fastBuckets,
+        "roomcast_push_delivery_latency_seconds": pushBuckets,
+    ]
+
+    /// A push is accepted in tens of milliseconds to seconds, or minutes later after retries.
+    private static let pushBuckets: [Duration] = [
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+        .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(900),
     ]
 
     private static let fastBuckets: [Duration] = [

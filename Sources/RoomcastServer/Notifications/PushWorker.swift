@@ -92,6 +92,7 @@ final class PushWorker: Service, Sendable {
         }
         switch await sender.send(job) {
         case .delivered:
+            GatewayMetrics.pushDelivered(jobID: job.id)
             await finish(job, failure: nil)
         case .unregistered(let unregisteredAt):
             // The app was removed or the token expired: stop sending to it.

@@ -9,7 +9,8 @@ struct MetricsRoutes {
 
     func register(on router: Router<some RequestContext>) {
         router.get("/metrics") { _, _ in
-            Response(
+            ProcessMetrics.update()
+            return Response(
                 status: .ok,
                 headers: [.contentType: Self.contentType],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: RoomcastMetrics.exposition()))

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Metrics
 import NIOCore
 import RoomcastCore
 import SocketIO
@@ -41,7 +42,8 @@ enum GatewaySocketApplication {
         namespace.onAnyEvent { socket, state, event in
             route(event, of: socket, state: state, services: services)
         }
-        namespace.onDisconnect { _, state, _ in
+        namespace.onDisconnect { _, state, reason in
+            GatewayMetrics.socketDisconnects.increment(GatewayMetrics.metricValue(reason))
             await state.disconnect()
         }
         namespace.onDeadlineApproaching { socket, _, deadline in
@@ -89,6 +91,7 @@ enum GatewaySocketApplication {
             let state = try await SocketState.connect(socket, as: verified.user, services: services)
             settleUpgradeCredential(request, services: services)
             state.logger.info("socket connected")
+            GatewayMetrics.socketConnects.increment()
             return .accept(state)
         } catch {
             GatewayMetrics.socketRejections.increment(error.code.rawValue)

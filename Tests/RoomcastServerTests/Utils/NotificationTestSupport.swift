@@ -7,7 +7,7 @@ import RoomcastCore
 import RoomcastTestSupport
 import Testing
 
-/// Helpers shared by the issue 5 suites (notifications, badges, push tokens, the push outbox):
+/// Helpers shared by the notification suites (notifications, badges, push tokens, the push outbox):
 /// the REST calls a client or a backend service makes, and reads of the push streams.
 enum NotificationAPI {
     /// The service key test clusters are started with (`notifications.service_key`).
