@@ -70,6 +70,22 @@ struct ConnectionPoolStateMachineTests {
         #expect((0..<3).allSatisfy { _ in Self.used(pool.lease()) === second })
     }
 
+    @Test("a lease takes the connection it prefers (its caller's event loop's) while it is open, else the next one round-robin")
+    func preferredConnection() {
+        var pool = Pool(size: 3)
+        let (first, second, third) = (FakeConnection("c0"), FakeConnection("c1"), FakeConnection("c2"))
+        _ = pool.connected(slot: 0, first)
+        _ = pool.connected(slot: 1, second)
+        _ = pool.connected(slot: 2, third)
+        let leased = (0..<3).map { _ in Self.used(pool.lease(preferring: { $0 === second })) }
+        #expect(leased.map { $0?.name } == ["c1", "c1", "c1"])
+        // The others still rotate as if the preferred leases had not happened.
+        #expect((0..<3).map { _ in Self.used(pool.lease())?.name } == ["c0", "c1", "c2"])
+
+        pool.disconnected(slot: 1, second, error: RedisError(.connectionClosed, "gone"))
+        #expect((0..<2).map { _ in Self.used(pool.lease(preferring: { $0 === second }))?.name } == ["c0", "c2"])
+    }
+
     @Test("a stale connection's disconnect leaves the slot's new connection in place")
     func staleDisconnect() {
         var pool = Pool(size: 1)

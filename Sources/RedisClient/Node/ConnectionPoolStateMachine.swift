@@ -1,7 +1,8 @@
 /// The bookkeeping of ``RedisClient``'s pool, free of I/O so that tests can drive it directly.
 ///
 /// Each slot holds at most one open connection; a slot's own task reconnects it. Callers lease
-/// any open connection round-robin (connections are shared, not exclusive) or wait for one.
+/// an open connection (connections are shared, not exclusive): the first one they prefer (the one
+/// on their own event loop), else the next one round-robin; or they wait for one.
 ///
 /// A pool that fails fast (a Redis Cluster master's) does not make callers wait while its server
 /// is unreachable, that is while no connection is open and the last attempt to connect failed:
@@ -44,10 +45,13 @@ struct ConnectionPoolStateMachine<Connection: AnyObject, Waiter> {
     /// The number of open connections.
     var openConnections: Int { slots.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 
-    /// Picks an open connection; when there is none, registers `waiter` (if given) under `id`
-    /// until one opens.
-    mutating func lease(waiter: Waiter? = nil, id: Int = 0) -> LeaseAction {
+    /// Picks an open connection, the first that `isPreferred` accepts if any; when there is none,
+    /// registers `waiter` (if given) under `id` until one opens.
+    mutating func lease(waiter: Waiter? = nil, id: Int = 0, preferring isPreferred: (Connection) -> Bool = { _ in false }) -> LeaseAction {
         if isShutdown { return .fail(RedisError(.clientShutdown, "the Redis client was shut down")) }
+        for case let connection? in slots where isPreferred(connection) {
+            return .use(connection)
+        }
         for offset in 0..<slots.count {
             let index = (nextSlot + offset) % slots.count
             if let connection = slots[index] {

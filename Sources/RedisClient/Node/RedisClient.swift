@@ -120,8 +120,12 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
     // MARK: Pool
 
     private func lease(deadline: NIODeadline, for name: String) async throws(RedisError) -> RedisConnection {
+        // A caller on an event loop (a socket's handler) gets the connection on that loop when
+        // there is one: its command is written and its reply read on the caller's own thread,
+        // so the caller resumes there with no switch to another thread and back.
+        let local = MultiThreadedEventLoopGroup.currentEventLoop
         // Fast path: one lock, no allocation.
-        switch pool.withLock({ $0.lease() }) {
+        switch pool.withLock({ $0.lease(preferring: { local != nil && $0.eventLoop === local }) }) {
         case .use(let connection): return connection
         case .fail(let error): throw error
         case .wait: break
@@ -157,7 +161,7 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
             let connected = await reconnection.retry { () throws(RedisError) in
                 // A pool shut down without cancelling its task (a master gone from the slot map) stops here.
                 if pool.withLock({ $0.isStopped }) { throw RedisError(.clientShutdown, "the Redis client was shut down") }
-                return try await RedisConnection.connect(configuration: configuration, eventLoop: eventLoopGroup.next())
+                return try await RedisConnection.connect(configuration: configuration, eventLoop: loop(of: slot))
             } onFailure: { error in
                 if let (waiters, failure) = pool.withLock({ $0.connectFailed(error) }) {
                     for waiter in waiters { waiter.fail(failure) }
@@ -181,6 +185,13 @@ public final class RedisClient: RedisClientProtocol, RedisCommandRunner {
             if Task.isCancelled { return }
             logger.warning("Redis connection lost, reconnecting", metadata: reconnection.metadata)
         }
+    }
+
+    /// The event loop of a slot's connection: the slots take the group's loops in turn, so that
+    /// with at least as many connections as loops, every loop has one of its own.
+    private func loop(of slot: Int) -> any EventLoop {
+        let loops = Array(eventLoopGroup.makeIterator())
+        return loops.isEmpty ? eventLoopGroup.next() : loops[slot % loops.count]
     }
 
     public func shutdown() {
