@@ -143,9 +143,9 @@ def grouped(x, fmt="%.0f"):
 def report(figures, c, sized, a):
     host = figures.get("host") or "?"
     out = []
-    out.append("Capacity model from the floor run of %s (%s): CPU planned at %.0f %% of each core at most, "
+    out.append("Capacity model from a floor run on %s: CPU planned at %.0f %% of each core at most, "
                "open files and memory at %.0f %%, one node more than the largest need (a node may fail)." % (
-                   figures.get("start") or "?", host, 100 * a.utilization, 100 * a.fill))
+                   host, 100 * a.utilization, 100 * a.fill))
     out.append("")
     out.append("| unit cost (measured) | value |")
     out.append("|---|---|")
