@@ -344,8 +344,10 @@ def scaling():
             got["lost"].append(a["delivery"]["lost"] + b["delivery"]["lost"])
         if not got["lost"]:
             return None
-        out = {k: statistics.median([x for x in v if x is not None]) for k, v in got.items() if any(x is not None for x in v)}
+        present = {k: [x for x in v if x is not None] for k, v in got.items()}
+        out = {k: statistics.median(v) for k, v in present.items() if v}
         out["lost"] = sum(got["lost"])
+        out["range"] = {k: [min(v), max(v)] for k, v in present.items() if len(v) > 1 and k != "lost"}
         return out
 
     def fixed(r):
@@ -391,7 +393,8 @@ def scaling():
 scaled = scaling() if "roomcast" in SYSTEMS else None
 if scaled:
     print()
-    print("Scaling, Roomcast (µs of CPU per message or delivery: the slope between two rates; nodes, Redis):")
+    print("Scaling, Roomcast (µs of CPU per message or delivery: the slope between two rates; nodes, Redis%s):" % (
+        "; the median of the runs (lowest–highest)" if runs > 1 else ""))
     print()
     print("| shape | point | nodes per message | nodes per delivery | Redis per message | p99 at the higher rate (ms) | lost |")
     print("|---|---|---|---|---|---|---|")
@@ -399,7 +402,8 @@ if scaled:
         for k in sorted(scaled[kind], key=int):
             p = scaled[kind][k]
             print("| %s | %s %s | %s | %s | %s | %s | %d |" % (name, k, unit, *(
-                "%.2f" % p[x] if p.get(x) is not None else "—"
+                ("%.2f" % p[x] + (" (%.2f–%.2f)" % tuple(p["range"][x]) if x in p["range"] else ""))
+                if p.get(x) is not None else "—"
                 for x in ("node_us_per_message", "node_us_per_delivery", "redis_us_per_message", "p99_ms")), p["lost"]))
     if scaled["idle"]:
         print()
