@@ -67,16 +67,24 @@ def g_delivered(r, s):
     return None if d is None else "%d/%d, lost %d" % (d["delivery"]["received"], d["delivery"]["expected"], d["delivery"]["lost"])
 
 
-def g_slope(r, s):
-    a, b = chat(r, s, slope_rates[0]), chat(r, s, slope_rates[-1])
-    if not a or not b or not a.get("redis") or not b.get("redis"):
+def slope(a, b, part, count, cpu="cpu_s"):
+    """µs of CPU of the processes under PART ("server", "redis") per one more COUNT ("sent":
+    messages, "received": deliveries), between runs A and B at two rates: the difference of
+    their CPU per second over the difference of their counts per second (what is spent whatever
+    the rate, timers and pings, drops out)."""
+    if not a or not b or not a.get(part) or not b.get(part):
         return None
 
     def rates(d):
         wall = d["duration_s"] + d["delivery"]["drain_s"]
-        return sum(x["cpu_s"] for x in d["redis"]) / wall, d["publish"]["sent"] / wall
+        n = d["publish"]["sent"] if count == "sent" else d["delivery"]["received"]
+        return sum(x.get(cpu, x["cpu_s"]) for x in d[part]) / wall, n / wall
     (ca, ma), (cb, mb) = rates(a), rates(b)
     return (cb - ca) / (mb - ma) * 1e6 if mb > ma else None
+
+
+def g_slope(r, s):
+    return slope(chat(r, s, slope_rates[0]), chat(r, s, slope_rates[-1]), "redis", "sent")
 
 
 def connect_ok(r, s):
@@ -312,6 +320,100 @@ if "roomcast" in SYSTEMS:
         print("- storm, events lost or duplicated by Roomcast over the runs: %d (target 0): %s" % (
             sum(events), "met" if sum(events) == 0 else "NOT met"))
 
+
+
+# ---- the scaling shapes (Roomcast only): per point, the median over the runs of each slope.
+# CPU here is the threads' exact run time (sched_cpu_s): the differences are small.
+def scaling():
+    def pairs(prefix, rates):
+        """(run, low-rate JSON, high-rate JSON) for the points PREFIX-<low|high>."""
+        for r in range(1, runs + 1):
+            lo, hi = rates(r)
+            yield r, js(r, "roomcast-%s-%s" % (prefix, lo)), js(r, "roomcast-%s-%s" % (prefix, hi))
+
+    def point(prefix, rates):
+        got = {"node_us_per_message": [], "node_us_per_delivery": [], "redis_us_per_message": [],
+               "p99_ms": [], "lost": []}
+        for _, a, b in pairs(prefix, rates):
+            if not a or not b:
+                continue
+            got["node_us_per_message"].append(slope(a, b, "server", "sent", "sched_cpu_s"))
+            got["node_us_per_delivery"].append(slope(a, b, "server", "received", "sched_cpu_s"))
+            got["redis_us_per_message"].append(slope(a, b, "redis", "sent", "sched_cpu_s"))
+            got["p99_ms"].append(b["delivery"]["lat_ms"]["p99"])
+            got["lost"].append(a["delivery"]["lost"] + b["delivery"]["lost"])
+        if not got["lost"]:
+            return None
+        present = {k: [x for x in v if x is not None] for k, v in got.items()}
+        out = {k: statistics.median(v) for k, v in present.items() if v}
+        out["lost"] = sum(got["lost"])
+        out["range"] = {k: [min(v), max(v)] for k, v in present.items() if len(v) > 1 and k != "lost"}
+        return out
+
+    def fixed(r):
+        return slope_rates[0], slope_rates[-1]
+
+    out = {"room_size": {}, "nodes": {}, "idle": {}}
+    for key, value in m.items():
+        parts = key.split(".")
+        if len(parts) == 4 and parts[1] == "roomcast" and parts[3] == "rates" and parts[2].startswith("scale-room-"):
+            size = parts[2][len("scale-room-"):]
+            if size not in out["room_size"]:
+                p = point("scale-room-" + size, lambda r, size=size: m.get("r%d.roomcast.scale-room-%s.rates" % (r, size), "0 0").split())
+                if p:
+                    out["room_size"][size] = dict(p, rates_msg_s=value.split())
+        elif len(parts) == 4 and parts[1] == "roomcast" and parts[2].startswith("scale-nodes-") and parts[3] == "load":
+            count = parts[2].split("-")[2]
+            if count not in out["nodes"]:
+                p = point("scale-nodes-" + count, fixed)
+                if p:
+                    out["nodes"][count] = dict(p, members=100, rates_msg_s=slope_rates)
+        elif len(parts) == 4 and parts[1] == "roomcast" and parts[2].startswith("scale-idle-") and parts[3] == "window_s":
+            count = parts[2][len("scale-idle-"):]
+            rss, cpu, redis, alive = [], [], [], []
+            for r in range(1, runs + 1):
+                d = js(r, "roomcast-scale-idle-" + count)
+                node, rcpu, window = (f(r, "roomcast.scale-idle-%s.%s" % (count, k)) for k in ("node_cpu_s", "redis_cpu_s", "window_s"))
+                if d is None or node is None or not window:
+                    continue
+                rss.append(d.get("rss_per_conn_kb"))
+                cpu.append(100 * node / window)
+                redis.append(100 * (rcpu or 0) / window)
+                alive.append(d.get("alive_end", 0))
+            if alive:
+                out["idle"][count] = {"sockets": int(count), "alive": min(alive),
+                                      "rss_kib_per_socket": statistics.median([x for x in rss if x is not None] or [0]),
+                                      "node_cpu_pct": statistics.median(cpu), "redis_cpu_pct": statistics.median(redis)}
+    nofile = [m[k] for k in m if k.endswith("roomcast.scale-idle.nofile")]
+    if nofile:
+        out["node_open_files_limit"] = int(nofile[0])
+    return out if any(out[k] for k in ("room_size", "nodes", "idle")) else None
+
+
+scaled = scaling() if "roomcast" in SYSTEMS else None
+if scaled:
+    print()
+    print("Scaling, Roomcast (µs of CPU per message or delivery: the slope between two rates; nodes, Redis%s):" % (
+        "; the median of the runs (lowest–highest)" if runs > 1 else ""))
+    print()
+    print("| shape | point | nodes per message | nodes per delivery | Redis per message | p99 at the higher rate (ms) | lost |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, name, unit in (("room_size", "room size", "members"), ("nodes", "nodes holding the room", "nodes")):
+        for k in sorted(scaled[kind], key=int):
+            p = scaled[kind][k]
+            print("| %s | %s %s | %s | %s | %s | %s | %d |" % (name, k, unit, *(
+                ("%.2f" % p[x] + (" (%.2f–%.2f)" % tuple(p["range"][x]) if x in p["range"] else ""))
+                if p.get(x) is not None else "—"
+                for x in ("node_us_per_message", "node_us_per_delivery", "redis_us_per_message", "p99_ms")), p["lost"]))
+    if scaled["idle"]:
+        print()
+        print("| idle sockets on one node | alive | RSS per socket (KiB) | node CPU (% of a core) | Redis CPU (% of a core) |")
+        print("|---|---|---|---|---|")
+        for k in sorted(scaled["idle"], key=int):
+            p = scaled["idle"][k]
+            print("| %d | %d | %.2f | %.2f | %.2f |" % (p["sockets"], p["alive"], p["rss_kib_per_socket"], p["node_cpu_pct"], p["redis_cpu_pct"]))
+
 with open(os.path.join(results, "figures.json"), "w") as out:
-    json.dump({"runs": runs, "systems": SYSTEMS, "median": median, "per_run": per_run,
+    json.dump({"runs": runs, "systems": SYSTEMS, "median": median, "per_run": per_run, "scaling": scaled,
+               "host": m.get("run.host"), "start": m.get("run.start"),
                "labels": {key: label for label, key, _, _, _ in FIGURES}}, out, indent=1, default=str)

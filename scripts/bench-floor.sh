@@ -28,6 +28,19 @@
 #            back (less the traffic's own cost), events lost or duplicated. Not for the floor (one
 #            process: no node to fail over to).
 #
+# The scaling shapes, Roomcast only, each varying one thing (not in the default list: name them,
+# or `scaling` for all three; scripts/capacity-model.py then sizes a deployment from them):
+#
+#   scale-room   the chat shape's 1,000 sockets on 2 nodes in rooms of 10, 100 and 1,000 members
+#                (FLOOR_SCALE_ROOM_SIZES), each at two rates (200 and 40 messages/s, fewer for big
+#                rooms so that a run stays under FLOOR_SCALE_MAX_DELIVERIES, 20,000 deliveries/s):
+#                node and Redis CPU per message and per delivery as the slope between the rates
+#   scale-nodes  the same in rooms of 100 held by 2, 4 and 8 nodes on one Redis (FLOOR_SCALE_NODES),
+#                at FLOOR_SLOPE_RATES: what one more subscriber node costs Redis per message
+#   scale-idle   one fresh node holding 1,000, 10,000 and 19,000 idle sockets joined to rooms of 10
+#                (FLOOR_SCALE_IDLE_SOCKETS; a process here may hold 20,000 files): RSS and CPU per
+#                socket as sockets grow, and the node's open-files limit
+#
 # CPU is utime+stime of the exact PIDs from /proc/PID/stat over the measured window. Prints one
 # table on stdout (also table.md and figures.json beside the logs); sioload's JSON lines and logs
 # stay in $BENCH/floor-run/<time>/. Every figure of the table is the median of FLOOR_RUNS runs
@@ -71,6 +84,7 @@ floor_port="${FLOOR_UWS_PORT:-7290}"
 systems="${FLOOR_SYSTEMS:-floor roomcast node python}"
 systems="${systems//peer/python}"
 shapes="${FLOOR_SHAPES:-idle connect chat storm}"
+shapes="${shapes//scaling/scale-room scale-nodes scale-idle}"
 runs="${FLOOR_RUNS:-1}"
 idle_window="${FLOOR_IDLE_WINDOW:-30}"
 chat_seconds="${FLOOR_CHAT_SECONDS:-15}"
@@ -80,11 +94,15 @@ perf_seconds="${FLOOR_PERF:-0}"
 perf_chat_seconds="${FLOOR_PERF_CHAT:-0}"
 perf_connect_seconds="${FLOOR_PERF_CONNECT:-0}"
 perf_storm_seconds="${FLOOR_PERF_STORM:-0}"
-idle_conns=10000 idle_rooms=1000 idle_members=10
+idle_conns=10000 idle_members=10
 connect_conns=10000 connect_inflight=100
-chat_conns=1000 chat_rooms=10 chat_members=100 chat_publishers=10
+chat_conns=1000 chat_members=100 chat_publishers=10
 storm_conns="${FLOOR_STORM_SOCKETS:-10000}" storm_members=10
 storm_traffic_rooms="${FLOOR_STORM_ROOMS:-100}" storm_rate="${FLOOR_STORM_RATE:-1}"
+scale_room_sizes="${FLOOR_SCALE_ROOM_SIZES:-10 100 1000}"
+scale_max_deliveries="${FLOOR_SCALE_MAX_DELIVERIES:-20000}"
+scale_nodes="${FLOOR_SCALE_NODES:-2 4 8}"
+scale_idle_sockets="${FLOOR_SCALE_IDLE_SOCKETS:-1000 10000 19000}"
 # The peers' HS256 key (Roomcast's is set by scripts/bench-lib.sh; its tokens come from its API).
 peer_secret="bench-peer-secret-0123456789abcdef0123"
 
@@ -94,7 +112,9 @@ for system in $systems; do
     case "$system" in floor|roomcast|node|python) ;; *) say "unknown system $system (floor, roomcast, node, python)"; exit 2 ;; esac
 done
 for shape in $shapes; do
-    case "$shape" in idle|connect|chat|storm) ;; *) say "unknown shape $shape (idle, connect, chat, storm)"; exit 2 ;; esac
+    case "$shape" in idle|connect|chat|storm|scale-room|scale-nodes|scale-idle) ;;
+    *) say "unknown shape $shape (idle, connect, chat, storm; scale-room, scale-nodes, scale-idle or scaling)"; exit 2 ;;
+    esac
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { say "FLOOR_RUNS must be a positive number"; exit 2; }
 uws="${FLOOR_UWS_BIN:-}"
@@ -160,7 +180,7 @@ fi
     echo "sioload: $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') $(go version | cut -d' ' -f3)"
     [ -n "$uws" ] && [ -f "$(dirname "$uws")/BUILD_INFO" ] && sed 's/^/uws_floor: /' "$(dirname "$uws")/BUILD_INFO"
     [ -n "$node_modules" ] && [ -f "$(dirname "$node_modules")/VERSIONS" ] && sed 's/^/node peer: /' "$(dirname "$node_modules")/VERSIONS"
-    [ -x "$python" ] && "$python" -m pip list 2>/dev/null | grep -iE '^(python-socketio|python-engineio|aiohttp|uvloop|redis) ' | sed 's/^/python peer: /'
+    [ -x "$python" ] && { "$python" -m pip list 2>/dev/null | grep -iE '^(python-socketio|python-engineio|aiohttp|uvloop|redis) ' | sed 's/^/python peer: /' || true; }
     true
 } > "$results/versions.txt"
 
@@ -248,19 +268,20 @@ start_system() {
     sleep 2
 }
 
-measure_idle() {
-    local system="$1" rooms=$idle_rooms users=() hold sl n0 n1 r0=0 r1=0 t0 t1 m0 m1
+measure_idle() {  # SYSTEM [SOCKETS LABEL]: SOCKETS (idle_conns) sockets over the nodes, figures as LABEL (idle)
+    local system="$1" conns="${2:-$idle_conns}" label="${3:-idle}" rooms users=() hold sl n0 n1 r0=0 r1=0 t0 t1 m0 m1
+    rooms=$((conns / idle_members))
     [ "$room_flag" = -members ] && rooms=$idle_members
-    [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$idle_conns")"
+    [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$conns")"
     hold=$((5 + idle_window + 2))
-    [ "$system" = roomcast ] && [ "$perf_seconds" != 0 ] && hold=$((hold + perf_seconds + 2))
-    say "$system idle: $idle_conns sockets in rooms of $idle_members, window ${idle_window}s"
-    run_sioload "$system-idle$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$idle_conns" \
+    [ "$system" = roomcast ] && [ "$perf_seconds" != 0 ] && [ "$label" = idle ] && hold=$((hold + perf_seconds + 2))
+    say "$system $label: $conns sockets in rooms of $idle_members, window ${idle_window}s"
+    run_sioload "$system-$label$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$conns" \
         "$room_flag" "$rooms" -idle -idle-join -duration "${hold}s" -connect-concurrency 100 \
         -server-pid "$(IFS=,; echo "${node_pids[*]}")" ${redis_pid:+-redis-pid "$redis_pid"} &
     sl=$!
     for _ in $(seq 3000); do
-        grep -q '^sioload: connected' "$results/$system-idle$tag.log" 2>/dev/null && break
+        grep -q '^sioload: connected' "$results/$system-$label$tag.log" 2>/dev/null && break
         kill -0 "$sl" 2>/dev/null || break
         sleep 0.2
     done
@@ -270,43 +291,52 @@ measure_idle() {
     sleep "$idle_window"
     n1=$(ticks "${node_pids[@]}"); [ -n "$redis_pid" ] && r1=$(ticks "$redis_pid"); t1=$(now); m1=$(machine)
     if [ -n "$redis_pid" ]; then
-        redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-idle$tag-commandstats.txt"
-        redis-cli -p "$BENCH_REDIS_PORT" dbsize >> "$results/$system-idle$tag-commandstats.txt"
+        redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-$label$tag-commandstats.txt"
+        redis-cli -p "$BENCH_REDIS_PORT" dbsize >> "$results/$system-$label$tag-commandstats.txt"
     fi
-    if [ "$system" = roomcast ] && [ "$perf_seconds" != 0 ]; then
+    if [ "$system" = roomcast ] && [ "$perf_seconds" != 0 ] && [ "$label" = idle ]; then
         say "perf record -g on roomcast node ${node_pids[0]} for ${perf_seconds}s (idle, after the window)"
         perf record -F 999 -g -p "${node_pids[0]}" -o "$results/roomcast-idle$tag.perf.data" -- sleep "$perf_seconds" \
             >"$results/perf-record.log" 2>&1 || say "perf record failed: $(tail -n 3 "$results/perf-record.log")"
     fi
     wait "$sl" || return 1
-    put "$system.idle.window_s" "$(calc "$t1 - $t0")"
-    put "$system.idle.node_cpu_s" "$(calc "($n1 - $n0) / $hz")"
-    put "$system.idle.redis_cpu_s" "$(calc "($r1 - $r0) / $hz")"
+    put "$system.$label.window_s" "$(calc "$t1 - $t0")"
+    put "$system.$label.node_cpu_s" "$(calc "($n1 - $n0) / $hz")"
+    put "$system.$label.redis_cpu_s" "$(calc "($r1 - $r0) / $hz")"
     # Everything but the nodes and Redis: sioload answering pings is nearly nothing when idle.
-    put "$system.idle.other_cpu_pct" "$(calc "100 * ((${m1% *} - ${m0% *}) - ($n1 - $n0) - ($r1 - $r0)) / $hz / ($t1 - $t0)")"
-    put "$system.idle.load" "$(load)"
+    put "$system.$label.other_cpu_pct" "$(calc "100 * ((${m1% *} - ${m0% *}) - ($n1 - $n0) - ($r1 - $r0)) / $hz / ($t1 - $t0)")"
+    put "$system.$label.load" "$(load)"
 }
 
-# Lets the previous shape's closes finish: waits (at most 60 s) until the nodes are quiet.
+# Lets the previous shape's closes finish: waits (at most 60 s) until the nodes are quiet (a tick a
+# second, or half a tick per node when more than two idle nodes keep their timers running).
 quiet() {
-    local b0 b1
+    local b0 b1 most=$((${#node_pids[@]} > 2 ? ${#node_pids[@]} / 2 : 1))
     for _ in $(seq 60); do
         b0=$(ticks "${node_pids[@]}"); sleep 1; b1=$(ticks "${node_pids[@]}")
-        [ $((b1 - b0)) -le 1 ] && break
+        [ $((b1 - b0)) -le "$most" ] && break
     done
     put "$1.nodes_cpu_per_s_before" "$(calc "($b1 - $b0) / $hz")"
 }
 
+# Roomcast's users registered ahead of a shape that measures what comes after (the API, bcrypt):
+# sets users=(sioload flags for COUNT users). LABEL names the registering run.
+register_users() {  # SYSTEM COUNT LABEL
+    users=()
+    [ "$1" = roomcast ] || return 0
+    read -ra users <<< "$(users_for "$2")"
+    if [ "${users[0]}" = -save-users ]; then
+        say "$1 $3: registering $2 users first"
+        run_sioload "$1-$3-users$tag" "${setup[@]}" "${users[@]}" -urls "${urls%%,*}" -conns "$2" \
+            -idle -duration 0s -connect-concurrency 100
+        read -ra users <<< "$(users_for "$2")"
+    fi
+}
+
 measure_connect() {
     local system="$1" users=() n0 n1 r0=0 r1=0 t0 t1 m0 m1 profile=""
-    [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$connect_conns")"
-    if [ "${users[0]:-}" = -save-users ]; then
-        # Registering them (the API, bcrypt) would count as connect cost: first, apart.
-        say "$system connect: registering $connect_conns users first"
-        run_sioload "$system-connect-users$tag" "${setup[@]}" "${users[@]}" -urls "${urls%%,*}" -conns "$connect_conns" \
-            -idle -duration 0s -connect-concurrency "$connect_inflight"
-        read -ra users <<< "$(users_for "$connect_conns")"
-    fi
+    # Registering them would count as connect cost: first, apart.
+    register_users "$system" "$connect_conns" connect
     say "$system connect: $connect_conns sockets on one node, $connect_inflight in flight"
     quiet "$system.connect"
     if [ "$system" = roomcast ] && [ "$perf_connect_seconds" != 0 ]; then
@@ -343,27 +373,75 @@ perf_during() {
     done
 }
 
-measure_chat() {
-    local system="$1" rate="$2" rooms=$chat_rooms users=() profile=""
-    [ "$room_flag" = -members ] && rooms=$chat_members
+measure_chat() {  # SYSTEM RATE [MEMBERS LABEL]: chat_conns sockets in rooms of MEMBERS (chat_members)
+    local system="$1" rate="$2" members="${3:-$chat_members}" label="${4:-chat-$2}" rooms users=() profile=""
+    rooms=$((chat_conns / members))
+    [ "$room_flag" = -members ] && rooms=$members
     [ "$system" = roomcast ] && read -ra users <<< "$(users_for "$chat_conns")"
-    say "$system chat: $rate messages/s into rooms of $chat_members, ${chat_seconds}s"
-    quiet "$system.chat-$rate"
+    say "$system $label: $rate messages/s into rooms of $members over ${#node_pids[@]} nodes, ${chat_seconds}s"
+    quiet "$system.$label"
     [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" config resetstat >/dev/null
-    if [ "$system" = roomcast ] && [ "$perf_chat_seconds" != 0 ] && [ "$rate" = "${slope_rates##* }" ]; then
+    if [ "$system" = roomcast ] && [ "$perf_chat_seconds" != 0 ] && [ "$label" = "chat-${slope_rates##* }" ]; then
         # After the joins and a few seconds of load: the steady state of the fastest rate.
-        (sleep $((chat_seconds / 2)); perf_during "chat-$rate$tag" "$perf_chat_seconds" "${node_pids[0]}") &
+        (sleep $((chat_seconds / 2)); perf_during "$label$tag" "$perf_chat_seconds" "${node_pids[0]}") &
         profile=$!
     fi
-    run_sioload "$system-chat-$rate$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$chat_conns" \
+    run_sioload "$system-$label$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "$urls" -conns "$chat_conns" \
         "$room_flag" "$rooms" -publishers "$chat_publishers" \
         -rate "$(calc "$rate / $chat_publishers")" -duration "${chat_seconds}s" -drain 30s -settle 2s \
         -size 64 -connect-concurrency 100 -server-pid "$(IFS=,; echo "${node_pids[*]}")" ${redis_pid:+-redis-pid "$redis_pid"}
     if [ -n "$profile" ]; then wait "$profile"; fi
-    put "$system.chat-$rate.load" "$(load)"
+    put "$system.$label.load" "$(load)"
     # Setup (users, rooms, joins) included: the difference between two rates is per message.
-    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-chat-$rate$tag-commandstats.txt"
+    [ -n "$redis_pid" ] && redis-cli -p "$BENCH_REDIS_PORT" info commandstats > "$results/$system-$label$tag-commandstats.txt"
     return 0
+}
+
+# ---- the scaling shapes (Roomcast): one thing varied at a time, on the system's Redis
+
+# The nodes replaced by COUNT fresh ones on the same Redis (its users stay registered).
+restart_nodes() {
+    local count="$1"
+    bench_stop_nodes
+    bench_start_nodes "$bin" "$count"
+    node_pids=("${pids[@]}")
+    urls="$(printf 'ws://127.0.0.1:%s,' "${node_ports[@]}")"
+    urls="${urls%,}"
+}
+
+# Rooms of 10, 100, 1,000 on 2 nodes; each size at two rates, for the slope between them.
+measure_scale_room() {
+    local system="$1" members high low
+    restart_nodes 2
+    for members in $scale_room_sizes; do
+        high=$((scale_max_deliveries / members)); [ "$high" -gt 200 ] && high=200
+        low=$((high / 5)); [ "$low" -lt 1 ] && low=1
+        put "$system.scale-room-$members.rates" "$low $high"
+        measure_chat "$system" "$low" "$members" "scale-room-$members-$low"
+        measure_chat "$system" "$high" "$members" "scale-room-$members-$high"
+    done
+}
+
+# Rooms of chat_members held by 2, 4, 8 nodes (every room has members on every node).
+measure_scale_nodes() {
+    local system="$1" count rate
+    for count in $scale_nodes; do
+        restart_nodes "$count"
+        for rate in $slope_rates; do measure_chat "$system" "$rate" "$chat_members" "scale-nodes-$count-$rate"; done
+    done
+}
+
+# One fresh node per count of idle sockets, so that its RSS grows from nothing.
+measure_scale_idle() {
+    local system="$1" count users=() most=0
+    for count in $scale_idle_sockets; do most=$((count > most ? count : most)); done
+    restart_nodes 1
+    register_users "$system" "$most" scale-idle
+    put "$system.scale-idle.nofile" "$(awk '/^Max open files/ { print $4 }' "/proc/${node_pids[0]}/limits")"
+    for count in $scale_idle_sockets; do
+        restart_nodes 1
+        measure_idle "$system" "$count" "scale-idle-$count"
+    done
 }
 
 # The last shape of a system: it kills node 1; node 0 survives.
@@ -420,6 +498,13 @@ for run in $(seq "$runs"); do
             fi
         fi
         [[ " $shapes " == *" storm "* ]] && [ "$system" != floor ] && measure_storm "$system"
+        if [ "$system" = roomcast ]; then  # after the storm: each restarts the nodes it needs
+            [[ " $shapes " == *" scale-room "* ]] && measure_scale_room "$system"
+            [[ " $shapes " == *" scale-nodes "* ]] && measure_scale_nodes "$system"
+            [[ " $shapes " == *" scale-idle "* ]] && measure_scale_idle "$system"
+        elif [[ " $shapes " == *" scale-"* ]]; then
+            say "$system: the scaling shapes are Roomcast's alone"
+        fi
         bench_stop_all
         # The servers' own logs (a node that died says why there), beside sioload's.
         mkdir -p "$results/servers$tag-$system"
@@ -437,4 +522,8 @@ for data in "$results"/roomcast-idle.r*.perf.data; do
 done
 
 python3 "$root/scripts/bench-floor-table.py" "$results" "$chat_rate" "$slope_rates" "$idle_conns" | tee "$results/table.md"
+if [[ " $systems " == *" roomcast "* && " $shapes " == *" scale-"* ]]; then
+    # It needs scale-room and scale-idle at least; it says what it misses.
+    python3 "$root/scripts/capacity-model.py" "$results/figures.json" | tee "$results/capacity.md" || true
+fi
 say "JSON lines, logs and table.md: $results"

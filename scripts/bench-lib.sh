@@ -7,6 +7,7 @@
 #                                  -> $redis_url, redis_ports=(...), redis_pids=(...)
 #   bench_start_nodes BIN N        N nodes on BENCH_NODE_PORT+1.. (8181..) -> pids=(...),
 #                                  node_ports=(...), gateways=(--gateway http://127.0.0.1:P ...)
+#   bench_stop_nodes               stops the nodes started so far (Redis stays)
 #   bench_stop_all                 stops the nodes and Redis started so far (the trap calls it)
 
 bench_init() {
@@ -21,15 +22,20 @@ bench_init() {
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 }
 
-bench_stop_all() {
-    local pid port
+bench_stop_nodes() {
+    local pid
     for pid in ${pids[@]+"${pids[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
     # A draining node still uses CPU and its port: the next run must not start beside it.
     for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
-    for port in ${redis_ports[@]+"${redis_ports[@]}"}; do redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; done
     pids=()
     node_ports=()
     gateways=()
+}
+
+bench_stop_all() {
+    local port
+    bench_stop_nodes
+    for port in ${redis_ports[@]+"${redis_ports[@]}"}; do redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; done
     redis_ports=()
     redis_pids=()
 }
