@@ -149,6 +149,14 @@ struct RoomcastLibraryTests {
         ).call()
         #expect(!send.isReadOnly && send.command.name == "FCALL")
         #expect(send.command.keys.count == 7)
+        // The message's JSON goes with a request key alone.
+        #expect(send.command.words.dropFirst(10).map { String(buffer: $0) } == ["5", "7", "u1", "m1", "hi", #"42["message:new",{"offset":""#, "9"])
+        let retried = RoomcastFunctions.MessageSend(
+            room: room, sender: user, message: MessageID("m1")!, text: "hi", now: Timestamp(milliseconds: 5), frame: try RoomEventFrame(event: "message:new", object: ByteBuffer(string: "{}")),
+            json: ByteBuffer(string: "{}"), eventsKept: 7, messagesKept: 9, request: RequestID("q1")
+        ).call()
+        #expect(retried.command.keys.count == 8)
+        #expect(retried.command.words.dropFirst(11).map { String(buffer: $0) } == ["5", "7", "u1", "m1", "hi", #"42["message:new",{"offset":""#, "9", "{}"])
         let update = RoomcastFunctions.ElementUpdate(
             room: room, element: ElementID("e1")!, user: user, now: Timestamp(milliseconds: 5), eventsKept: 7, toFront: true, answerElement: false,
             fields: ["positionX", "1.5"]

@@ -275,6 +275,8 @@ struct UnseenCountTests {
                 let published = try await inbox.publications(2)
                 #expect(try published.map { try $0.event().name } == ["room:presence", "message:new"])
                 #expect(try published[0].event().payload["activeUserIds"] == [])
+                // message_send reads the room id from the room key.
+                #expect(try published[0].event().payload["roomId"] == .string(f.room.rawValue))
             }
             #expect(try await Self.unseenMessages(redis, f) == [f.alice.id: 0, f.bob.id: 1, f.carol.id: 2])
         }

@@ -160,10 +160,13 @@ extension RoomcastFunctions {
             .init("messages") { RedisKeys.roomMessages($0.room) },
             .optional("request") { f in f.request.map { RedisKeys.roomRequest(f.room, user: f.sender, operation: .messageSend, request: $0) } },
         ]
+        /// The room id is in the room key and the frame's suffix is always `"}]`: neither is sent.
         static let arguments: [FunctionArgument<Self>] = [
-            .now, .eventsKept, .roomId, .init("sender") { $0.sender.rawValue },
+            .now, .eventsKept, .init("sender") { $0.sender.rawValue },
             .init("message_id") { $0.message.rawValue }, .init("text") { $0.text }, .init("frame_prefix") { $0.frame.prefix },
-            .init("frame_suffix") { $0.frame.suffix }, .init("messages_kept") { $0.messagesKept }, .init("message") { $0.json },
+            .init("messages_kept") { $0.messagesKept },
+            // Only a retry's record needs the message's JSON.
+            .rest("message") { $0.request == nil ? [] : [$0.json] },
         ]
 
         var room: RoomID
@@ -174,7 +177,7 @@ extension RoomcastFunctions {
         var now: Timestamp
         /// The `message:new` frame around its offset.
         var frame: RoomEventFrame
-        /// The message as client JSON, recorded for a retry.
+        /// The message as client JSON, recorded for a retry (sent with a request id only).
         var json: ByteBuffer
         var eventsKept: Int
         var messagesKept: Int
@@ -183,17 +186,17 @@ extension RoomcastFunctions {
         struct Reply: FunctionReply {
             enum Field: String, ReplyField {
                 case offset, message, replayed
-                var isOptional: Bool { self == .replayed }
+                var isOptional: Bool { self != .offset }
             }
             var offset: String
-            /// The message as client JSON: this one's, or for a replay the one first sent.
-            var message: ByteBuffer
-            var isReplay: Bool
+            /// For a replay, the message first sent, as client JSON; nil otherwise (the caller has
+            /// the message it sent).
+            var replayed: ByteBuffer?
+            var isReplay: Bool { replayed != nil }
 
             init(_ reply: NamedReply<Field>) throws(RedisError) {
                 offset = try reply.string(.offset)
-                message = try reply.bytes(.message)
-                isReplay = reply.has(.replayed)
+                replayed = reply.has(.replayed) ? try reply.bytes(.message) : nil
             }
         }
     }

@@ -8,6 +8,10 @@
 -- (`p`, `s`) so a replay rebuilds exactly what was published. Per-user events go to the user's
 -- own stream and channel the same way (`f`: the whole frame).
 
+-- What follows the offset in every room event frame: the offset's closing quote, then the
+-- object's and the array's (`RoomEventFrame.suffix`).
+local FRAME_SUFFIX = '"}]'
+
 -- `42["<event>",{<members>` : a Socket.IO event frame up to its object's last member.
 local function event_head(event, members)
     return '42["' .. event .. '",{' .. members
@@ -29,7 +33,7 @@ end
 -- Appends and publishes room event `event`; `members` are the JSON object's members without
 -- braces, the offset is added as the last one. Returns the offset.
 local function emit_to(stream_key, channel_key, kept, event, members)
-    return emit_frame_to(stream_key, channel_key, kept, event_head(event, members) .. ',"offset":"', '"}]')
+    return emit_frame_to(stream_key, channel_key, kept, event_head(event, members) .. ',"offset":"', FRAME_SUFFIX)
 end
 
 -- Appends a room event that differs per recipient and publishes it: users in `ids` get the frame
@@ -38,7 +42,7 @@ end
 local function emit_per_user(stream_key, channel_key, kept, event, ids, members_for)
     local pa = event_head(event, members_for(true)) .. ',"offset":"'
     local pb = event_head(event, members_for(false)) .. ',"offset":"'
-    local s = '"}]'
+    local s = FRAME_SUFFIX
     local users = table.concat(ids, ',')
     local offset = redis.call('XADD', stream_key, 'MAXLEN', '~', kept, '*', 'pa', pa, 'pb', pb, 's', s, 'u', users)
     local a = pa .. offset .. s

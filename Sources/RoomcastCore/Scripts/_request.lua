@@ -32,9 +32,15 @@ local function recorded_reply(key, layout)
     return reply
 end
 
--- Records `values` (strings and numbers, in `layout`'s order) for a retry of the same request and
--- returns them as the reply's pairs.
+-- Records `values` (strings and numbers, in the order of the function's `layout`) under `key` for
+-- a retry of the same request.
+local function record_request(key, values)
+    redis.call('SET', key, cjson.encode(values), 'EX', REQUEST_TTL_SECONDS)
+end
+
+-- Records `values` (in `layout`'s order) for a retry of the same request and returns them as the
+-- reply's pairs.
 local function record_reply(key, layout, values)
-    if key then redis.call('SET', key, cjson.encode(values), 'EX', REQUEST_TTL_SECONDS) end
+    if key then record_request(key, values) end
     return named_reply(layout, values)
 end

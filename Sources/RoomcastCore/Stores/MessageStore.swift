@@ -73,7 +73,7 @@ public struct MessageStore: Sendable {
                 eventsKept: eventsKept, messagesKept: messagesKept, request: requestId
             )
         )
-        return Stored(message: message, json: sent.isReplay ? sent.message : messageJSON, offset: sent.offset, isReplay: sent.isReplay)
+        return Stored(message: message, json: sent.replayed ?? messageJSON, offset: sent.offset, isReplay: sent.isReplay)
     }
 
     /// `{"message":<message JSON>,"roomId":"<id>"}`: what ``MessageNewPayload`` encodes to, keys
