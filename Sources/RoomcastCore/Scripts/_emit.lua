@@ -96,13 +96,13 @@ end
 local function replayable(stream_key, since, most)
     local from = parse_offset(since)
     if not from then return nil end
-    local last = redis.call('XREVRANGE', stream_key, '+', '-', 'COUNT', 1)[1]
-    if not last then
+    local last = last_offset(stream_key)
+    if last == '0-0' then
         -- No event yet: only the offset of an empty room is current.
         if from[1] == 0 and from[2] == 0 then return since, {} end
         return nil
     end
-    if offset_before(parse_offset(last[1]), from) then return nil end
+    if offset_before(parse_offset(last), from) then return nil end
     local first = redis.call('XRANGE', stream_key, '-', '+', 'COUNT', 1)[1]
     if offset_before(from, parse_offset(first[1])) then
         -- Older than the first event kept: whole only if the stream never lost an entry.
