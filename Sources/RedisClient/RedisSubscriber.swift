@@ -155,10 +155,16 @@ public final class RedisSubscriber: Service, Sendable {
         let promise = eventLoop.makePromise(of: Void.self)
         let id = DeadlineWaiters<Void>.newID()
         state.shards.wait(id, promise, for: channels)
-        DeadlineWaiters.expire(id, at: deadline, on: eventLoop, waitingFor: "not subscribed to \(channels.sorted().joined(separator: ", "))") { id in
+        DeadlineWaiters.expire(id, at: deadline, on: eventLoop, waitingFor: Self.describe(channels)) { id in
             self.state.withLock { ($0.shards.takeWaiter(id), $0.lastError) }
         }
         return promise.futureResult
+    }
+
+    /// "not subscribed to a, b": the first few channels only, as a node may wait for thousands.
+    private static func describe(_ channels: Set<String>) -> String {
+        let named = channels.sorted().prefix(3).joined(separator: ", ")
+        return channels.count > 3 ? "not subscribed to \(channels.count) channels (\(named) …)" : "not subscribed to \(named)"
     }
 
     /// Writes `SUNSUBSCRIBE` on a link.
@@ -328,16 +334,19 @@ public final class RedisSubscriber: Service, Sendable {
 
     /// Subscribes a new link to its shard's wanted channels, then opens it to callers.
     private func open(_ connection: RedisConnection, at endpoint: RedisEndpoint) async throws(RedisError) {
-        let deadline = deadline(nil)
         let snapshot = state.withLock { $0.shards.channels(ownedBy: endpoint) }
         do {
-            if !snapshot.isEmpty {
-                try await connection.write("SSUBSCRIBE", confirmedAs: "ssubscribe", snapshot, deadline: deadline).redisResult()
+            // In writes of a bounded size, each given the command timeout: a link may have
+            // thousands of channels to take, more than a loaded machine confirms in one timeout.
+            for start in stride(from: 0, to: snapshot.count, by: Self.channelsPerWrite) {
+                let part = Array(snapshot[start..<min(start + Self.channelsPerWrite, snapshot.count)])
+                try await connection.write("SSUBSCRIBE", confirmedAs: "ssubscribe", part, deadline: deadline(nil)).redisResult()
             }
         } catch {
             connection.closeSoon()
             throw error
         }
+        let deadline = deadline(nil)
         let opened = state.withLock { state -> (EventLoopFuture<Void>, [EventLoopPromise<Void>], [String])? in
             guard !state.isShutdown else { return nil }
             let (placement, restored) = state.shards.opened(connection, at: endpoint, subscribed: snapshot)
@@ -350,6 +359,9 @@ public final class RedisSubscriber: Service, Sendable {
         for waiter in served { waiter.completeWith(confirmed) }
         report(restored: restored)
     }
+
+    /// The most channels a new link subscribes in one write.
+    static let channelsPerWrite = 1024
 
     /// Returns when the link closes; a `PING` per interval finds a link that died silently.
     private func watch(_ connection: RedisConnection) async {

@@ -231,7 +231,7 @@ struct NavigationTests {
                 #expect(fields["name"] == "Italian engagement 2025")
                 #expect(fields["updatedAt"] == String(renamed.updatedAt.milliseconds))
 
-                _ = try await redis.send("SPUBLISH", channels[2], "marker")
+                try await TestNode.publish("marker", on: channels[2], in: redis)
                 let received = try await inbox.wait { messages in
                     messages.contains { $0.channel == channels[2] } && messages.filter { $0.channel != channels[2] }.count >= 2
                 }

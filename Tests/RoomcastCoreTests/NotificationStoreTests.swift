@@ -153,7 +153,8 @@ struct NotificationStoreTests {
                 }
                 let pattern = "user:{\(ghost)}*"
                 let ghostKeys = try await server.keys(matching: pattern)
-                #expect(ghostKeys == [RedisKeys.userPushTokens(ghost)])
+                // The sockets are the test subscriber's, watching the ghost's events (TestNode).
+                #expect(ghostKeys == [RedisKeys.userPushTokens(ghost), RedisKeys.userSockets(ghost)])
                 #expect(try await NotificationFixture.exists(redis, RedisKeys.pushOutbox) == false)
                 #expect(try await f.store.unreadCount(for: ghost) == 0)
                 #expect(try await NotificationFixture.settle(inbox, redis, on: channel).isEmpty)

@@ -1,3 +1,4 @@
+import RedisClient
 import RoomcastCore
 import Testing
 
@@ -28,6 +29,26 @@ struct RedisKeysTests {
         let keys = [RedisKeys.user(id), RedisKeys.userRooms(id), RedisKeys.userChannel(id)]
         for key in keys { #expect(Self.hashTag(key) == "u-7", "\(key)") }
         #expect(Set(keys).count == keys.count)
+    }
+
+    @Test("every slot has a tag that hashes to it; on a cluster a user's node event channels live on the user's slot, on one server there is one per node")
+    func slotTags() throws {
+        #expect(SlotTags.all.count == HashSlot.count)
+        for (slot, tag) in SlotTags.all.enumerated() {
+            #expect(Int(HashSlot(key: tag).rawValue) == slot, "\(tag)")
+        }
+        let node = try #require(NodeID("n0den0de"))
+        for raw in ["u-7", "alice", "0123456789abcdef0123456789abcdef"] {
+            let user = try #require(UserID(raw))
+            let channel = RedisKeys.nodeEventsRoute(forUser: user, routing: .perSlot) + node.rawValue
+            #expect(HashSlot(key: channel) == HashSlot(key: RedisKeys.user(user)), "\(channel)")
+            #expect(channel.hasPrefix("node-events:{") && channel.hasSuffix("}:n0den0de"))
+            // On one server, one channel per node.
+            #expect(RedisKeys.nodeEventsRoute(forUser: user, routing: .single) + node.rawValue == RedisKeys.nodeEvents(node, slotTag: SlotTags.all[0]))
+        }
+        let channels = Set(NodeEventRouting.perSlot.slotTags.map { RedisKeys.nodeEvents(node, slotTag: $0) })
+        #expect(channels.count == HashSlot.count)
+        #expect(NodeEventRouting.single.slotTags.count == 1)
     }
 
     @Test("names are exactly as documented")

@@ -70,7 +70,7 @@ struct RoomStoreTests {
             try await withSubscriber(server, to: channels) { inbox in
                 let room = try await RoomChanges(redis: redis).createRoom(by: users[0].id, with: [users[1].id, users[2].id], name: nil)
                 // A marker published after the room shows that nothing for the creator came before it.
-                _ = try await redis.send("SPUBLISH", channels[0], "marker")
+                try await TestNode.publish("marker", on: channels[0], in: redis)
                 // The others get their notifications' events too (`notification:new` …).
                 let isRoomCreated = { (message: RedisPubSubMessage) in String(buffer: message.payload).contains(#"42["room:created""#) }
                 let received = try await inbox.wait { messages in
@@ -104,7 +104,7 @@ struct RoomStoreTests {
             try await withSubscriber(server, to: [RedisKeys.userChannel(alice.id)]) { inbox in
                 let room = try await RoomChanges(redis: redis).createRoom(by: alice.id, with: [], name: nil)
                 #expect(room.participants == [alice])
-                _ = try await redis.send("SPUBLISH", RedisKeys.userChannel(alice.id), "marker")
+                try await TestNode.publish("marker", on: RedisKeys.userChannel(alice.id), in: redis)
                 let received = try await inbox.wait(for: 1)
                 #expect(received.map { String(buffer: $0.payload) } == ["marker"])
             }
@@ -159,7 +159,7 @@ struct RoomStoreTests {
                 #expect(room.participants == users)
                 #expect(try await redis.send(RedisCommand("SCARD", RedisKeys.roomParticipants(room.id)), as: Int.self) == 2)
                 #expect(try await redis.send(RedisCommand("ZCARD", RedisKeys.userRooms(users[1].id)), as: Int.self) == 1)
-                _ = try await redis.send("SPUBLISH", bobChannel, "marker")
+                try await TestNode.publish("marker", on: bobChannel, in: redis)
                 // Bob's room:created (and his notification's events), once, then the marker.
                 let received = try await inbox.wait { messages in messages.contains { String(buffer: $0.payload) == "marker" } }
                 #expect(received.filter { String(buffer: $0.payload).contains(#"42["room:created""#) }.count == 1)

@@ -261,7 +261,7 @@ struct RoomcastLibraryTests {
             let first = ByteBuffer(string: #"42["room:seen",{"roomId":"r1","unseenCount":0}]"#)
             let second = ByteBuffer(string: #"42["room:seen",{"roomId":"r2","unseenCount":0}]"#)
             func publish(_ frame: ByteBuffer, retry: Bool) async throws -> String {
-                let reply = try await redis.call(RoomcastFunctions.UserEventPublish(user: user, frame: frame, isRetry: retry).call())
+                let reply = try await redis.call(RoomcastFunctions.UserEventPublish(user: user, routing: NodeEventRouting(isCluster: redis.configuration.isCluster), frame: frame, isRetry: retry).call())
                 return try NamedReply<Offset>(reply, of: "user_event_publish").string(.offset)
             }
             let offset = try await publish(first, retry: false)

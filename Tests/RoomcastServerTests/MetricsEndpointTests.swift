@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import RedisClient
+import RoomcastCore
 import RoomcastServer
 import RoomcastTestSupport
 import Testing
@@ -96,7 +97,9 @@ struct MetricsEndpointTests {
             #expect(during.value("roomcast_sockets_connected", ["transport": "websocket"]) == 1)
             #expect(during.value("roomcast_sockets_connected", ["transport": "polling"]) == 0)
             #expect(during.value("roomcast_channels_subscribed", ["kind": "room"]) == 1)
-            #expect(during.value("roomcast_channels_subscribed", ["kind": "user"]) == 1)
+            // The node's own channels of per-user events (one, or one per slot), whoever is connected.
+            let nodeChannels = Double(NodeEventRouting(isCluster: try redis.configuration().isCluster).slotTags.count)
+            #expect(during.value("roomcast_channels_subscribed", ["kind": "node"]) == nodeChannels)
             #expect(during.value("roomcast_events_received_total", ["event": "room:join"]) == 2)
             #expect(during.value("roomcast_events_received_total", ["event": "element:create"]) == 1)
             #expect(during.value("roomcast_events_received_total", ["event": "message:send"]) == 1)
@@ -130,7 +133,7 @@ struct MetricsEndpointTests {
 
             // The pub/sub link drops: the node reconnects and fills the joined room's gap. On a
             // cluster, only the link to the room channel's shard, and only the channels on that
-            // shard are repaired (Alice's user channel too if it lives there).
+            // shard are repaired (Alice's events too if her slot is there).
             let killed = try await redis.server(servingKey: "room:{\(room)}:events")
             let userChannelThere = try await redis.server(servingKey: "user:{\(alice.id)}:events").port == killed.port
             try await withClient(try testConfiguration(killed)) { client in
@@ -159,7 +162,7 @@ struct MetricsEndpointTests {
             #expect(after.sum("roomcast_socket_disconnects_total") == 1)
             #expect(after.value("roomcast_socket_disconnects_total", ["reason": "other"]) == 0)
             #expect(after.value("roomcast_channels_subscribed", ["kind": "room"]) == 0)
-            #expect(after.value("roomcast_channels_subscribed", ["kind": "user"]) == 0)
+            #expect(after.value("roomcast_channels_subscribed", ["kind": "node"]) == nodeChannels)
             // Counters never go back.
             for (name, family) in during.families where family.type == "counter" {
                 for sample in family.samples {

@@ -140,8 +140,11 @@ struct ProseDocsTests {
             ),
             "roomChannel(_:)": .channel(RedisKeys.roomChannel(room)),
             "room(ofChannel:)": .none,
-            "userChannel(_:)": .channel(RedisKeys.userChannel(user)),
+            // A node's name for one user's local sockets, not a Redis channel.
+            "userChannel(_:)": .none,
             "user(ofChannel:)": .none,
+            "nodeEvents(_:slotTag:)": .channel(RedisKeys.nodeEvents(node, slotTag: "TAGX")),
+            "nodeEventsRoute(forUser:routing:)": .none,
             "roomUnseenElements(_:)": .key(RedisKeys.roomUnseenElements(room)),
             "roomMessageReads(_:)": .key(RedisKeys.roomMessageReads(room)),
             "roomPresence(_:)": .key(RedisKeys.roomPresence(room)),
@@ -179,7 +182,7 @@ struct ProseDocsTests {
     /// become `*`; a request's operation too.
     static func pattern(_ name: String) -> String {
         var text = name.replacingOccurrences(of: #"<[^>]*>"#, with: "*", options: .regularExpression)
-        for placeholder in ["ROOMX", "USERX", "ELEMENTX", "n0den0de", "REQUESTX", "ADDRESSX", "NAMEX", "SCOPEX", "TOKENX"] {
+        for placeholder in ["ROOMX", "USERX", "ELEMENTX", "n0den0de", "TAGX", "REQUESTX", "ADDRESSX", "NAMEX", "SCOPEX", "TOKENX"] {
             text = text.replacingOccurrences(of: placeholder, with: "*", options: .caseInsensitive)
         }
         for operation in [RedisKeys.RequestOperation.elementCreate, .messageSend, .reactionToggle] {

@@ -2,6 +2,7 @@ import Foundation
 import RedisClient
 import RoomcastCore
 import RoomcastTestSupport
+import SocketIO
 import Testing
 
 /// Events the subscriber reads in one go reach a socket in one flush (`LoopWriteBatcher`).
@@ -16,13 +17,15 @@ struct WriteBatchTests {
             let socket = try await SocketIOTestClient.connect(port: node.port, auth: #"{"token":"\#(alice.token)"}"#)
             let before = try await MetricsEndpointTests.scrape(node)
 
-            // One MULTI: Redis sends the 50 messages to the node's subscriber together. The
+            // One MULTI: Redis sends the 50 messages to the node's subscriber together, on the
+            // node's channel of Alice's events (a session id begins with its node's id). The
             // offsets follow each other, past any real one of the user's stream.
-            let channel = RedisKeys.userChannel(try #require(UserID(alice.id)))
+            let nodeID = String(socket.handshake.sid.dropLast(20))
+            let channel = RedisKeys.nodeEventsRoute(forUser: try #require(UserID(alice.id)), routing: NodeEventRouting(isCluster: try redis.configuration().isCluster)) + nodeID
             let count = 50
             try await withClient(try testConfiguration(try await redis.server(servingKey: channel))) { client in
                 let burst = (0..<count).map { index in
-                    RedisCommand("SPUBLISH", channel, #"9999999999999-\#(index) 42["badge:updated",{"unreadCount":\#(index)}]"#)
+                    RedisCommand("SPUBLISH", channel, #"\#(alice.id) 9999999999999-\#(index) 42["badge:updated",{"unreadCount":\#(index)}]"#)
                 }
                 _ = try await client.pipeline([RedisCommand("MULTI")] + burst + [RedisCommand("EXEC")])
             }

@@ -49,10 +49,10 @@ def rss_mib(node):
 
 
 def channels_subscribed(node):
-    """`roomcast_channels_subscribed` by kind (room, user), from the node's /metrics."""
+    """`roomcast_channels_subscribed` by kind (room, node), from the node's /metrics."""
     with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=WAIT) as response:
         text = response.read().decode()
-    counts = {"room": 0.0, "user": 0.0}
+    counts = {"room": 0.0, "node": 0.0}
     for line in text.splitlines():
         if line.startswith("roomcast_channels_subscribed{"):
             labels, value = line.rsplit(" ", 1)
@@ -208,8 +208,8 @@ def test_a_full_inbox_still_cleans_up_the_socket(api, abused_node, redis_server)
         while int(redis_cli("-c", "-p", str(redis_server.port), "ZCARD", key).strip()) != 0:
             assert time.monotonic() < deadline, "the closed socket is still counted"
             time.sleep(0.05)
-        # Its presence in the room (had a join been handled) and the node's room and user
-        # channels for it are gone too (other tests' sockets may only have closed meanwhile).
+        # Its presence in the room (had a join been handled) and the node's room channel for
+        # it are gone too (other tests' sockets may only have closed meanwhile).
         deadline = time.monotonic() + WAIT
         while True:
             members = redis_cli("-c", "-p", str(redis_server.port), "ZRANGE", presence_key, "0", "-1").split()

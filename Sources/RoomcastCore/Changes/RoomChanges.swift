@@ -71,12 +71,12 @@ public struct RoomChanges: Sendable {
     /// A socket of `user` opened the room (its unseen counts are 0 now).
     ///
     /// When the counts changed, every socket of the user, the opener included, gets
-    /// `room:seen {roomId, unseenCount}` through the user's channel. When the room was open
+    /// `room:seen {roomId, unseenCount}` as a per-user event. When the room was open
     /// already on another of the user's sockets (`wasOpen`), the counts were 0 and the user's
     /// other sockets know it: nothing is published, and the frame is returned for the opener
     /// alone.
     /// - Returns: the `room:seen` frame for the opening socket to send itself, or nil when it
-    ///   comes through the user's channel.
+    ///   comes as a per-user event.
     public func roomOpened(_ room: RoomID, by user: UserID, wasOpen: Bool) async -> ByteBuffer? {
         let seen = RoomSeen(roomId: room, unseenCount: 0)
         if wasOpen, let frame = try? UserEvents.frame(.roomSeen, seen) {

@@ -3,7 +3,7 @@
 /// frame against. The Lua side writes frames only in `_emit.lua`.
 ///
 /// Room events travel on a room's channel with the offset of the room's stream; per-user events
-/// on the user's channel with the offset of the user's stream (see ``EventEnvelope``); volatile
+/// to the user's nodes with the offset of the user's stream (see ``EventEnvelope``); volatile
 /// ones have no offset; a few go to one socket only.
 public enum ServerEvent: String, CaseIterable, Sendable {
     // Room events: the room's stream and channel.

@@ -4,9 +4,9 @@ public import RedisClient
 import SocketIO
 import Synchronization
 
-/// Per-user events: encoded once, appended to each recipient's event stream and published on
-/// the recipient's user channel in one script (`user_event_publish.lua`), delivered by whichever
-/// nodes hold that user's sockets. The stream lets a node read back what its pub/sub link missed.
+/// Per-user events: encoded once, appended to each recipient's event stream and published to
+/// the nodes holding the recipient's sockets in one script (`user_event_publish.lua`). The stream
+/// lets a node read back what its pub/sub link missed.
 public struct UserEvents: Sendable {
     private let redis: any RedisClientProtocol
     /// How long a committed change's ack waits for its events' first try, and how long they are
@@ -73,11 +73,12 @@ public struct UserEvents: Sendable {
     ) async -> [(user: UserID, frame: ByteBuffer, error: RedisError)] {
         guard !frames.isEmpty else { return [] }
         let redis = self.redis
+        let routing = NodeEventRouting(redis.configuration)
         return await withTaskGroup(of: (UserID, ByteBuffer, RedisError)?.self) { group in
             for (user, frame) in frames {
                 group.addTask { () -> (UserID, ByteBuffer, RedisError)? in
                     do throws(RedisError) {
-                        _ = try await redis.run(RoomcastFunctions.UserEventPublish(user: user, frame: frame, isRetry: isRetry), timeout: timeout)
+                        _ = try await redis.run(RoomcastFunctions.UserEventPublish(user: user, routing: routing, frame: frame, isRetry: isRetry), timeout: timeout)
                         return nil
                     } catch {
                         return (user, frame, error)

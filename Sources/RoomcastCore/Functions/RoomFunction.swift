@@ -23,6 +23,13 @@ protocol EmittingRoomEvents {
     var eventsKept: Int { get }
 }
 
+/// A function that emits one user's events (`_emit.lua`): its `route` and `user_id` arguments,
+/// beside the user's `stream` and `sockets` keys.
+protocol EmittingUserEvents {
+    var user: UserID { get }
+    var routing: NodeEventRouting { get }
+}
+
 /// A room's keys as the Lua functions name them (`_elements.lua`, `_presence.lua`).
 extension FunctionKey where Function: RoomFunction {
     static var room: Self { Self("room") { RedisKeys.room($0.room) } }
@@ -53,6 +60,12 @@ extension FunctionArgument where Function: ElementFunction {
 
 extension FunctionArgument where Function: UserRequested {
     static var user: Self { Self("user") { $0.user.rawValue } }
+}
+
+extension FunctionArgument where Function: EmittingUserEvents {
+    /// The name of the user's nodes' event channels up to the node id (their slot is the user's).
+    static var route: Self { Self("route") { RedisKeys.nodeEventsRoute(forUser: $0.user, routing: $0.routing) } }
+    static var userId: Self { Self("user_id") { $0.user.rawValue } }
 }
 
 extension FunctionArgument where Function: Stamped {

@@ -2,19 +2,22 @@ import RedisClient
 
 extension RoomcastFunctions {
     /// `notification_create.lua`: a notification stored, counted unread and announced.
-    struct NotificationCreate: RoomcastFunction {
+    struct NotificationCreate: RoomcastFunction, EmittingUserEvents {
         static let name = "notification_create"
         static let keys: [FunctionKey<Self>] = [
             .init("user") { RedisKeys.user($0.user) }, .init("notifications") { RedisKeys.userNotifications($0.user) },
             .init("data") { RedisKeys.userNotificationData($0.user) }, .init("unread") { RedisKeys.userUnreadNotifications($0.user) },
             .init("push_tokens") { RedisKeys.userPushTokens($0.user) }, .init("stream") { RedisKeys.userStream($0.user) },
+            .init("sockets") { RedisKeys.userSockets($0.user) },
         ]
         static let arguments: [FunctionArgument<Self>] = [
             .init("notification_id") { $0.notification.rawValue }, .init("notification") { $0.json }, .init("kept") { $0.kept },
-            .init("channel") { RedisKeys.userChannel($0.user) },
+            .route, .userId,
         ]
 
         var user: UserID
+        /// How the user\'s nodes are reached (``NodeEventRouting``).
+        var routing: NodeEventRouting
         var notification: NotificationID
         /// The notification's JSON.
         var json: String
@@ -36,17 +39,17 @@ extension RoomcastFunctions {
     }
 
     /// `notification_read.lua`: one notification read.
-    struct NotificationRead: RoomcastFunction {
+    struct NotificationRead: RoomcastFunction, EmittingUserEvents {
         static let name = "notification_read"
         static let keys: [FunctionKey<Self>] = [
             .init("notifications") { RedisKeys.userNotifications($0.user) }, .init("unread") { RedisKeys.userUnreadNotifications($0.user) },
-            .init("stream") { RedisKeys.userStream($0.user) },
+            .init("stream") { RedisKeys.userStream($0.user) }, .init("sockets") { RedisKeys.userSockets($0.user) },
         ]
-        static let arguments: [FunctionArgument<Self>] = [
-            .init("notification_id") { $0.notification.rawValue }, .init("channel") { RedisKeys.userChannel($0.user) },
-        ]
+        static let arguments: [FunctionArgument<Self>] = [.init("notification_id") { $0.notification.rawValue }, .route, .userId]
 
         var user: UserID
+        /// How the user\'s nodes are reached (``NodeEventRouting``).
+        var routing: NodeEventRouting
         var notification: NotificationID
 
         struct Reply: FunctionReply {
@@ -61,14 +64,17 @@ extension RoomcastFunctions {
     }
 
     /// `notification_read_all.lua`: every notification of a user read.
-    struct NotificationReadAll: RoomcastFunction {
+    struct NotificationReadAll: RoomcastFunction, EmittingUserEvents {
         static let name = "notification_read_all"
         static let keys: [FunctionKey<Self>] = [
             .init("unread") { RedisKeys.userUnreadNotifications($0.user) }, .init("stream") { RedisKeys.userStream($0.user) },
+            .init("sockets") { RedisKeys.userSockets($0.user) },
         ]
-        static let arguments: [FunctionArgument<Self>] = [.init("channel") { RedisKeys.userChannel($0.user) }]
+        static let arguments: [FunctionArgument<Self>] = [.route, .userId]
 
         var user: UserID
+        /// How the user\'s nodes are reached (``NodeEventRouting``).
+        var routing: NodeEventRouting
 
         struct Reply: FunctionReply {
             enum Field: String, ReplyField { case unread }

@@ -73,14 +73,18 @@ extension RoomcastFunctions {
     }
 
     /// `user_event_publish.lua`: one per-user event appended to the user's stream and published.
-    struct UserEventPublish: RoomcastFunction {
+    struct UserEventPublish: RoomcastFunction, EmittingUserEvents {
         static let name = "user_event_publish"
-        static let keys: [FunctionKey<Self>] = [.init("stream") { RedisKeys.userStream($0.user) }]
+        static let keys: [FunctionKey<Self>] = [
+            .init("stream") { RedisKeys.userStream($0.user) }, .init("sockets") { RedisKeys.userSockets($0.user) },
+        ]
         static let arguments: [FunctionArgument<Self>] = [
-            .init("channel") { RedisKeys.userChannel($0.user) }, .init("frame") { $0.frame }, .flag("retry") { $0.isRetry },
+            .route, .userId, .init("frame") { $0.frame }, .flag("retry") { $0.isRetry },
         ]
 
         var user: UserID
+        /// How the user\'s nodes are reached (``NodeEventRouting``).
+        var routing: NodeEventRouting
         /// The event's complete Socket.IO frame.
         var frame: ByteBuffer
         /// A try before this one failed: the frame may be in the stream already.

@@ -41,7 +41,7 @@ public struct NotificationStore: Sendable {
             throw RoomcastError(.internalError, "could not encode the notification")
         }
         let created = try await redis.call(
-            RoomcastFunctions.NotificationCreate(user: user, notification: notification.id, json: json, kept: keptPerUser)
+            RoomcastFunctions.NotificationCreate(user: user, routing: NodeEventRouting(redis.configuration), notification: notification.id, json: json, kept: keptPerUser)
         )
         let unread = created.unread
         let devices = created.devices.sorted { $0.key < $1.key }.compactMap { token, record in
@@ -123,13 +123,13 @@ public struct NotificationStore: Sendable {
     /// - Returns: the unread count after.
     /// - Throws: `not_found` for a notification the user does not have.
     public func markRead(_ id: NotificationID, for user: UserID) async throws(RoomcastError) -> Int {
-        try await redis.call(RoomcastFunctions.NotificationRead(user: user, notification: id)).unread
+        try await redis.call(RoomcastFunctions.NotificationRead(user: user, routing: NodeEventRouting(redis.configuration), notification: id)).unread
     }
 
     /// Marks every notification of `user` read; all the user's sockets get `badge:updated {0}`.
     /// - Returns: how many were unread.
     @discardableResult
     public func markAllRead(for user: UserID) async throws(RoomcastError) -> Int {
-        try await redis.call(RoomcastFunctions.NotificationReadAll(user: user)).unread
+        try await redis.call(RoomcastFunctions.NotificationReadAll(user: user, routing: NodeEventRouting(redis.configuration))).unread
     }
 }

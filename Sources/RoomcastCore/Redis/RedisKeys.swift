@@ -64,9 +64,23 @@ public enum RedisKeys {
         return RoomID(String(channel.dropFirst("room:{".count).dropLast("}:events".count)))
     }
 
-    /// Pub/sub channel of one user's events, for every node where the user is connected.
+    /// Pub/sub channel of the per-user events for `node`'s sockets of the users routed to
+    /// `slotTag` (``NodeEventRouting``): on a Redis Cluster a node subscribes one per slot at
+    /// start, and an event of a user goes to the nodes holding the user's sockets, each on its
+    /// channel of the user's slot (so on the user's shard); on one server, one per node. The
+    /// payload is `<userId> <offset> <frame>`.
+    public static func nodeEvents(_ node: NodeID, slotTag: String) -> String { "node-events:{\(slotTag)}:\(node)" }
+    /// ``nodeEvents(_:slotTag:)`` up to the node id, for `user`: what the functions that emit
+    /// per-user events complete with each node id found in the user's sockets.
+    public static func nodeEventsRoute(forUser user: UserID, routing: NodeEventRouting) -> String {
+        "node-events:{\(routing.slotTag(forUser: user))}:"
+    }
+
+    /// The name under which a node groups one user's local sockets and follows the offset of the
+    /// user's events (for the library, a room of the user's sockets); not a Redis channel: the
+    /// events arrive on ``nodeEvents(_:slotTag:)``.
     public static func userChannel(_ id: UserID) -> String { "user:{\(id)}:events" }
-    /// The user whose channel `channel` is; `nil` for any other channel.
+    /// The user whose group `channel` is; `nil` for any other name.
     public static func user(ofChannel channel: String) -> UserID? {
         guard channel.hasPrefix("user:{"), channel.hasSuffix("}:events") else { return nil }
         return UserID(String(channel.dropFirst("user:{".count).dropLast("}:events".count)))

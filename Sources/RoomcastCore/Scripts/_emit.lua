@@ -50,26 +50,52 @@ local function emit_per_user(stream_key, channel_key, kept, event, ids, members_
     return offset
 end
 
--- A user's stream keeps about USER_EVENTS_KEPT events and expires a day after the last one. The
--- stream (user:{<userId>}:stream) is a declared key of every function that emits per-user events,
--- and the channel (user:{<userId>}:events, same slot) an argument: a channel is never a key, and
--- Redis Cluster answers TRYAGAIN to a function whose declared keys are partly missing while their
--- slot migrates, and refuses undeclared keys.
+-- A user's stream keeps about USER_EVENTS_KEPT events and expires a day after the last one.
+--
+-- A user's events are published to the nodes holding the user's sockets, not on a channel of the
+-- user's own (a node would subscribe one per connected user): each node subscribes at start to
+-- one channel per slot, `node-events:{<slot tag>}:<nodeId>`, and an event goes to each node found
+-- in the user's sockets (a socket id is its node's id followed by 20 random characters) on that
+-- node's channel of the user's slot, so on the user's shard. The payload is
+-- `<userId> <offset> <frame>`.
+--
+-- A function emitting per-user events declares the stream (user:{<userId>}:stream) and the
+-- sockets (user:{<userId>}:sockets) as keys and takes a `user` argument: { stream, sockets, route,
+-- id }, where `route` is the channel's name up to the node id for the user's slot. A channel is
+-- never a key: Redis Cluster answers TRYAGAIN to a function whose declared keys are partly missing
+-- while their slot migrates, and refuses undeclared keys.
 local USER_EVENTS_KEPT = 200
 local USER_EVENTS_TTL_MS = 86400000
 
--- Appends a complete per-user event frame to the user's stream and publishes `<offset> <frame>`.
--- Returns the offset. For frames encoded by Swift (`UserEvents`).
-local function emit_user_frame(stream_key, channel, frame)
-    local offset = redis.call('XADD', stream_key, 'MAXLEN', '~', USER_EVENTS_KEPT, '*', 'f', frame)
-    redis.call('PEXPIRE', stream_key, USER_EVENTS_TTL_MS)
-    redis.call('SPUBLISH', channel, offset .. ' ' .. frame)
+-- The target of a user's events, from the function's declared keys and arguments.
+local function user_target(stream_key, sockets_key, route, user_id)
+    return { stream = stream_key, sockets = sockets_key, route = route, id = user_id }
+end
+
+-- Publishes `payload` (`<offset> <frame>`) once to every node holding one of the user's sockets.
+local function publish_to_user_nodes(user, payload)
+    local sent = {}
+    for _, socket in ipairs(redis.call('ZRANGE', user.sockets, 0, -1)) do
+        local node = string.sub(socket, 1, #socket - 20)
+        if not sent[node] then
+            sent[node] = true
+            redis.call('SPUBLISH', user.route .. node, user.id .. ' ' .. payload)
+        end
+    end
+end
+
+-- Appends a complete per-user event frame to the user's stream and publishes it. Returns the
+-- offset. For frames encoded by Swift (`UserEvents`).
+local function emit_user_frame(user, frame)
+    local offset = redis.call('XADD', user.stream, 'MAXLEN', '~', USER_EVENTS_KEPT, '*', 'f', frame)
+    redis.call('PEXPIRE', user.stream, USER_EVENTS_TTL_MS)
+    publish_to_user_nodes(user, offset .. ' ' .. frame)
     return offset
 end
 
 -- Appends and publishes per-user event `event` with the object's `members` (without braces).
-local function emit_user(stream_key, channel, event, members)
-    return emit_user_frame(stream_key, channel, event_frame(event, members))
+local function emit_user(user, event, members)
+    return emit_user_frame(user, event_frame(event, members))
 end
 
 -- The offset of a stream's last entry, '0-0' when it has none.

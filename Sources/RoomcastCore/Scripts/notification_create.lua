@@ -9,16 +9,18 @@
 -- KEYS[4] unread         user:{<userId>}:notifications:unread (set)
 -- KEYS[5] push_tokens    user:{<userId>}:push-tokens (hash)
 -- KEYS[6] stream         user:{<userId>}:stream
+-- KEYS[7] sockets        user:{<userId>}:sockets
 -- ARGV[1] notification_id
 -- ARGV[2] notification   its JSON (read: false)
 -- ARGV[3] kept           notifications kept per user
--- ARGV[4] channel        user:{<userId>}:events
+-- ARGV[4] route          node-events:{<slot tag of the user's slot>}:
+-- ARGV[5] user_id        <userId>
 -- REPLY unread, devices
 --   unread: the unread count after; devices: { device token, its record JSON, … } (HGETALL)
 -- Errors: NOT_FOUND for an unknown user.
 register_write('notification_create', function(keys, args)
-    local user, notifications, data, unread, push_tokens, stream = unpack(keys)
-    local notification_id, notification, kept, channel = unpack(args)
+    local user, notifications, data, unread, push_tokens, stream, sockets = unpack(keys)
+    local notification_id, notification, kept, route, user_id = unpack(args)
     if redis.call('EXISTS', user) == 0 then
         error({ err = 'NOT_FOUND user not found' })
     end
@@ -38,7 +40,8 @@ register_write('notification_create', function(keys, args)
     end
 
     local count = redis.call('SCARD', unread)
-    emit_user(stream, channel, 'notification:new', '"notification":' .. notification .. ',"unreadCount":' .. count)
-    emit_user(stream, channel, 'badge:updated', '"unreadCount":' .. count)
+    local target = user_target(stream, sockets, route, user_id)
+    emit_user(target, 'notification:new', '"notification":' .. notification .. ',"unreadCount":' .. count)
+    emit_user(target, 'badge:updated', '"unreadCount":' .. count)
     return { 'unread', count, 'devices', redis.call('HGETALL', push_tokens) }
 end)

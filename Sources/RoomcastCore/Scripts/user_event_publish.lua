@@ -5,13 +5,15 @@
 -- among the stream's last few entries is this one.
 --
 -- KEYS[1] stream         user:{<userId>}:stream
--- ARGV[1] channel        user:{<userId>}:events
--- ARGV[2] frame          the event's complete Socket.IO frame
--- ARGV[3] retry          '1' when this is a retry
+-- KEYS[2] sockets        user:{<userId>}:sockets
+-- ARGV[1] route          node-events:{<slot tag of the user's slot>}:
+-- ARGV[2] user_id        <userId>
+-- ARGV[3] frame          the event's complete Socket.IO frame
+-- ARGV[4] retry          '1' when this is a retry
 -- REPLY offset
 register_write('user_event_publish', function(keys, args)
-    local stream = unpack(keys)
-    local channel, frame, retry = unpack(args)
+    local stream, sockets = unpack(keys)
+    local route, user_id, frame, retry = unpack(args)
     if retry == '1' then
         for _, entry in ipairs(redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 16)) do
             if entry[2][2] == frame then
@@ -19,5 +21,5 @@ register_write('user_event_publish', function(keys, args)
             end
         end
     end
-    return { 'offset', emit_user_frame(stream, channel, frame) }
+    return { 'offset', emit_user_frame(user_target(stream, sockets, route, user_id), frame) }
 end)

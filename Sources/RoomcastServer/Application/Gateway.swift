@@ -123,8 +123,9 @@ public struct Gateway: Sendable {
         redisConfiguration.metricsPrefix = "roomcast_"
         let redis = redisConfiguration.makeClient(logger: logger.with(label: "redis"))
         let eventLog = RoomEventLog(redis: redis, maximumReplay: settings.roomStreamLength)
+        let nodeID = NodeID.random()
         let hub = SocketHub(
-            redis: redisConfiguration, eventLog: eventLog, userEventLog: UserEventLog(redis: redis), gapReadTimeout: settings.gapReadTimeout,
+            node: nodeID, redis: redisConfiguration, eventLog: eventLog, userEventLog: UserEventLog(redis: redis), gapReadTimeout: settings.gapReadTimeout,
             flushDelay: settings.socket.flushDelay == .zero ? nil : settings.socket.flushDelay, publisher: redis,
             subscriptionTimeout: settings.redis.commandTimeout, logger: logger.with(label: "pubsub")
         )
@@ -143,7 +144,6 @@ public struct Gateway: Sendable {
         let notifications = NotificationStore(redis: redis, keptPerUser: settings.notifications.keptPerUser)
         let pushTokens = PushTokenStore(redis: redis, maxDevicesPerUser: settings.notifications.push.maxDevicesPerUser)
         let pushWorkers = try makePushWorkers(redis: redis, tokens: pushTokens)
-        let nodeID = NodeID.random()
         let presenceStore = PresenceStore(redis: redis, lifetime: settings.presenceBackstop, eventsKept: settings.roomStreamLength)
         let socketStore = UserSocketStore(redis: redis, lifetime: settings.presenceBackstop)
         let presence = PresenceKeeper(

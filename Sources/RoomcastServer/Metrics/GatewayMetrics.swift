@@ -10,7 +10,7 @@ enum GatewayMetrics {
     /// Makes every instrument now, so that each series is scraped from the start (at 0) rather
     /// than appearing with its first event.
     static func prepare() {
-        _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, userChannels, framesDelivered, fanoutFlushes, fanoutLatency, gapRepairs, gapsClosed)
+        _ = (socketsOverWebSocket, socketsOverPolling, roomChannels, nodeChannels, framesDelivered, fanoutFlushes, fanoutLatency, gapRepairs, gapsClosed)
         _ = (eventsReceived, socketRejections, httpRejections, pushJobs, socketConnects, socketDisconnects, pushDeliveryLatency)
         RoomcastBuild.info.set(1)
         ProcessMetrics.update()
@@ -20,14 +20,11 @@ enum GatewayMetrics {
     static let socketsOverWebSocket = Meter(label: "roomcast_sockets_connected", dimensions: [("transport", "websocket")])
     static let socketsOverPolling = Meter(label: "roomcast_sockets_connected", dimensions: [("transport", "polling")])
 
-    /// `roomcast_channels_subscribed{kind}`: pub/sub channels the node holds for local sockets.
+    /// `roomcast_channels_subscribed{kind}`: pub/sub channels the node holds: a room's while it
+    /// has sockets there, and its own channels of per-user events (one per slot) while their
+    /// links are up.
     static let roomChannels = Meter(label: "roomcast_channels_subscribed", dimensions: [("kind", "room")])
-    static let userChannels = Meter(label: "roomcast_channels_subscribed", dimensions: [("kind", "user")])
-
-    /// The channel gauge that `channel` counts in.
-    static func channels(of channel: String) -> Meter {
-        channel.hasPrefix("user:") ? userChannels : roomChannels
-    }
+    static let nodeChannels = Meter(label: "roomcast_channels_subscribed", dimensions: [("kind", "node")])
 
     /// `roomcast_frames_delivered_total`: counted once per fan-out batch, by its size.
     static let framesDelivered = Counter(label: "roomcast_frames_delivered_total")

@@ -1,7 +1,7 @@
 import RoomcastCore
 
 /// Where a node reads back the events its pub/sub link missed: a room channel's from the room's
-/// stream, a user channel's from the user's stream.
+/// stream, a user's from the user's stream.
 struct GapLogs: Sendable {
     let rooms: RoomEventLog
     let users: UserEventLog

@@ -12,14 +12,18 @@ import WebSocketServer
 /// The node's local index of sockets by channel, and its one Redis subscriber: the gateway's
 /// adapter of the Socket.IO server (a room of the library is a Redis channel here).
 ///
-/// A channel (a room's or a user's) is subscribed when its first local socket is added and
-/// unsubscribed when its last one is removed; only those edges reach Redis. Published events are
-/// forwarded to the channel's sockets as the bytes that arrived: no JSON is decoded here.
+/// A room's channel is subscribed when its first local socket is added and unsubscribed when its
+/// last one is removed; only those edges reach Redis. A user's events come on the node's own
+/// channels, one per slot (`node-events:{<slot tag>}:<nodeId>`), subscribed once at start: the
+/// functions emitting them publish to the nodes holding the user's sockets, so a connect or a
+/// disconnect subscribes nothing. The sockets of one user are grouped under the user's name
+/// (``RedisKeys/userChannel(_:)``) as a room's are under its channel. Published events are
+/// forwarded to the sockets as the bytes that arrived: no JSON is decoded here.
 ///
-/// Room and user channels alike carry stream offsets: after a pub/sub outage the channels of the
+/// Room and user events alike carry stream offsets: after a pub/sub outage the channels of the
 /// lost link (one shard's, on a Redis Cluster) are subscribed again (by the subscriber) and the
-/// events they missed are read back from the room's or the user's stream; channels on the other
-/// shards are not held and not repaired.
+/// events missed by the rooms and users of that link are read back from their streams; those on
+/// the other shards are not held and not repaired.
 final class SocketHub: Service, SocketIOAdapter {
     /// A local socket. The user it is connected as (per-recipient events depend on it) is its
     /// context's, read only for the rare event that has a frame per recipient.
@@ -107,6 +111,7 @@ final class SocketHub: Service, SocketIOAdapter {
 
     private let subscriber: RedisSubscriber
     private let index: Index
+    private let routes: NodeRoutes
     private let logger: Logger
     /// How long Redis may take to confirm a subscription a socket waits for.
     private let subscriptionTimeout: Duration
@@ -120,6 +125,87 @@ final class SocketHub: Service, SocketIOAdapter {
         let entries = Mutex<[String: Entry]>([:])
     }
 
+    /// The node's channels of per-user events, one per slot, and which of them are not (or no
+    /// longer) subscribed: a user's socket added meanwhile waits for its slot's channel.
+    private final class NodeRoutes: Sendable {
+        let node: NodeID
+        let routing: NodeEventRouting
+        let channels: [String]
+        private let state = Mutex(State())
+
+        private struct State {
+            /// Every channel was confirmed once.
+            var subscribed = false
+            /// Channels whose link was lost and is not restored yet.
+            var lost: Set<String> = []
+            /// Sockets waiting for a channel.
+            var waiters: [String: [EventLoopPromise<Void>]] = [:]
+
+            func isConfirmed(_ channel: String) -> Bool { subscribed && !lost.contains(channel) }
+        }
+
+        init(node: NodeID, routing: NodeEventRouting) {
+            self.node = node
+            self.routing = routing
+            channels = routing.slotTags.map { RedisKeys.nodeEvents(node, slotTag: $0) }
+        }
+
+        static func isRoute(_ channel: String) -> Bool { channel.hasPrefix("node-events:") }
+
+        /// The node's channel of `user`'s events.
+        func channel(of user: UserID) -> String { RedisKeys.nodeEventsRoute(forUser: user, routing: routing) + node.rawValue }
+
+        /// Completes when the channel of `user`'s events is subscribed (at once, but at start or
+        /// in an outage of its shard's link); fails after `timeout`.
+        func confirmation(of user: UserID, on loop: any EventLoop, timeout: Duration) -> SocketIOAdapterConfirmation {
+            let channel = channel(of: user)
+            let promise = state.withLock { state -> EventLoopPromise<Void>? in
+                guard !state.isConfirmed(channel) else { return nil }
+                let promise = loop.makePromise(of: Void.self)
+                state.waiters[channel, default: []].append(promise)
+                return promise
+            }
+            guard let promise else { return .done }
+            // A promise completed twice keeps its first result: the later success is ignored.
+            loop.scheduleTask(in: TimeAmount(timeout)) {
+                promise.fail(RedisError(.timeout, "the node's channel of the user's events is not subscribed"))
+            }
+            return SocketIOAdapterConfirmation(promise.futureResult)
+        }
+
+        /// Every channel was confirmed: the waiters of those not lost since go on.
+        func confirmedAll() {
+            let served = state.withLock { state in
+                state.subscribed = true
+                let lost = state.lost
+                return takeWaiters(&state) { !lost.contains($0) }
+            }
+            for promise in served { promise.succeed() }
+            GatewayMetrics.nodeChannels.set(channels.count - state.withLock { $0.lost.count })
+        }
+
+        func lost(_ channels: some Sequence<String>) {
+            state.withLock { $0.lost.formUnion(channels) }
+        }
+
+        func restored(_ channels: Set<String>) {
+            let served = state.withLock { state in
+                state.lost.subtract(channels)
+                guard state.subscribed else { return [EventLoopPromise<Void>]() }
+                return takeWaiters(&state) { channels.contains($0) }
+            }
+            for promise in served { promise.succeed() }
+        }
+
+        private func takeWaiters(_ state: inout State, where served: (String) -> Bool) -> [EventLoopPromise<Void>] {
+            var taken: [EventLoopPromise<Void>] = []
+            for channel in state.waiters.keys where served(channel) {
+                taken += state.waiters.removeValue(forKey: channel) ?? []
+            }
+            return taken
+        }
+    }
+
     /// - Parameters:
     ///   - configuration: how to reach Redis for the subscriber.
     ///   - eventLog: where missed room events are read back after a pub/sub outage.
@@ -131,14 +217,16 @@ final class SocketHub: Service, SocketIOAdapter {
     ///   - publisher: where broadcasts of the Socket.IO server itself are published.
     ///   - subscriptionTimeout: how long Redis may take to confirm a subscription a socket waits for.
     init(
-        redis configuration: RedisConfiguration, eventLog: RoomEventLog, userEventLog: UserEventLog, gapReadTimeout: Duration,
+        node: NodeID, redis configuration: RedisConfiguration, eventLog: RoomEventLog, userEventLog: UserEventLog, gapReadTimeout: Duration,
         flushDelay: Duration? = nil, publisher: any RedisClientProtocol, subscriptionTimeout: Duration, logger: Logger
     ) {
         let index = Index()
+        let routes = NodeRoutes(node: node, routing: NodeEventRouting(isCluster: configuration.isCluster))
         let batcher = LoopWriteBatcher(flushDelay: flushDelay.map(TimeAmount.init))
         var configuration = configuration
         configuration.clientName = "roomcast-subscriber"
         self.index = index
+        self.routes = routes
         self.logger = logger
         self.publisher = publisher
         self.subscriptionTimeout = subscriptionTimeout
@@ -151,17 +239,59 @@ final class SocketHub: Service, SocketIOAdapter {
                     "pub/sub connection lost; the events of its channels are held until the gap is filled",
                     metadata: ["error": "\(error)", "channels": "\(channels.count)"]
                 )
-                Self.hold(channels, in: index)
+                let lostRoutes = channels.filter(NodeRoutes.isRoute)
+                routes.lost(lostRoutes)
+                GatewayMetrics.nodeChannels.decrement(by: Double(lostRoutes.count))
+                Self.hold(Self.groups(of: channels, in: index, routes: routes), in: index)
             case .restored(let channels):
                 logger.info("pub/sub connection restored; filling the gap", metadata: ["channels": "\(channels.count)"])
+                let restoredRoutes = Set(channels.filter(NodeRoutes.isRoute))
+                routes.restored(restoredRoutes)
+                GatewayMetrics.nodeChannels.increment(by: Double(restoredRoutes.count))
+                let groups = Self.groups(of: channels, in: index, routes: routes)
                 let logs = GapLogs(rooms: eventLog, users: userEventLog)
-                Task { await Self.repair(channels, in: index, from: logs, through: batcher, patience: gapReadTimeout, logger: logger) }
+                Task { await Self.repair(groups, in: index, from: logs, through: batcher, patience: gapReadTimeout, logger: logger) }
             }
         }
     }
 
     func run() async throws {
-        await subscriber.run()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.subscribeRoutes() }
+            await subscriber.run()
+        }
+    }
+
+    /// Subscribes the node's channels of per-user events, asking again while no link takes them
+    /// (Redis not up yet), until the subscriber shuts down.
+    private func subscribeRoutes() async {
+        while !Task.isCancelled {
+            let deadline = NIODeadline.now() + .milliseconds(Int64(subscriptionTimeout.wholeMilliseconds))
+            do {
+                try await subscriber.startSubscribing(routes.channels, deadline: deadline).get()
+                routes.confirmedAll()
+                logger.debug("subscribed the node's channels of per-user events", metadata: ["channels": "\(routes.channels.count)"])
+                return
+            } catch let error as RedisError where error.code == .clientShutdown {
+                return
+            } catch {
+                logger.debug("the node's channels of per-user events are not subscribed yet", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// The names the index groups sockets under for `channels` of a pub/sub link: a room's
+    /// channel as it is; for the node's channels of per-user events, every local user whose
+    /// events come on one of them.
+    private static func groups(of channels: [String], in index: Index, routes: NodeRoutes) -> [String] {
+        let routed = Set(channels.filter(NodeRoutes.isRoute))
+        var groups = channels.filter { !NodeRoutes.isRoute($0) }
+        guard !routed.isEmpty else { return groups }
+        let users = index.entries.withLock { Array($0.keys) }.compactMap { name in RedisKeys.user(ofChannel: name).map { (name, $0) } }
+        for (name, user) in users where routed.contains(routes.channel(of: user)) {
+            groups.append(name)
+        }
+        return groups
     }
 
     // MARK: Adapter
@@ -169,6 +299,16 @@ final class SocketHub: Service, SocketIOAdapter {
     /// Adds a socket to a channel; confirmed once the node is subscribed to it. Where a gap in its
     /// events would start is noted once the joiner has read it (``noteJoined(_:upTo:)``).
     func add(_ socket: SocketIOSocket, to channel: String) -> SocketIOAdapterConfirmation {
+        if let user = RedisKeys.user(ofChannel: channel) {
+            index.entries.withLock { entries in
+                if entries[channel] != nil {
+                    entries[channel]!.insert(socket)
+                } else {
+                    entries[channel] = Entry(sessions: [socket], subscribed: nil)
+                }
+            }
+            return routes.confirmation(of: user, on: socket.eventLoop, timeout: subscriptionTimeout)
+        }
         let deadline = NIODeadline.now() + .milliseconds(Int64(subscriptionTimeout.wholeMilliseconds))
         let member = socket
         let (subscribed, isNew) = index.entries.withLock { entries -> (EventLoopFuture<Void>?, Bool) in
@@ -179,7 +319,7 @@ final class SocketHub: Service, SocketIOAdapter {
             }
             let subscribed = subscriber.startSubscribing([channel], deadline: deadline)
             entries[channel] = Entry(sessions: [member], subscribed: subscribed)
-            GatewayMetrics.channels(of: channel).increment()
+            GatewayMetrics.roomChannels.increment()
             return (subscribed, true)
         }
         guard let subscribed else { return .done }
@@ -195,14 +335,15 @@ final class SocketHub: Service, SocketIOAdapter {
         return SocketIOAdapterConfirmation(subscribed)
     }
 
-    /// Removes a socket from a channel; the last one out unsubscribes the node.
+    /// Removes a socket from a channel; the last one out of a room's unsubscribes the node.
     func remove(_ socket: SocketIOSocket, from channel: String) {
         index.entries.withLock { entries in
             guard entries[channel]?.remove(socket) == true else { return }
             if entries[channel]!.sessions.isEmpty {
                 entries[channel] = nil
+                guard RedisKeys.user(ofChannel: channel) == nil else { return }
                 _ = subscriber.startUnsubscribing([channel], deadline: .now() + .seconds(5))
-                GatewayMetrics.channels(of: channel).decrement()
+                GatewayMetrics.roomChannels.decrement()
             }
         }
     }
@@ -253,6 +394,17 @@ final class SocketHub: Service, SocketIOAdapter {
     private static func deliver(_ message: RedisPubSubMessage, from index: Index, through batcher: LoopWriteBatcher, logger: Logger) {
         // The fan-out latency starts here: the subscriber has just read the message.
         let start = NIODeadline.now()
+        var message = message
+        if NodeRoutes.isRoute(message.channel) {
+            // `<userId> <offset> <frame>`: the user's events, for the sockets grouped under its name.
+            let bytes = message.payload.readableBytesView
+            guard let space = bytes.firstIndex(of: UInt8(ascii: " ")), let user = UserID(String(decoding: bytes[..<space], as: UTF8.self)) else {
+                logger.error("dropped a malformed pub/sub payload", metadata: ["channel": "\(message.channel)"])
+                return
+            }
+            message.channel = RedisKeys.userChannel(user)
+            message.payload.moveReaderIndex(forwardBy: space - bytes.startIndex + 1)
+        }
         guard let envelope = EventEnvelope(payload: message.payload) else {
             logger.error("dropped a malformed pub/sub payload", metadata: ["channel": "\(message.channel)"])
             return

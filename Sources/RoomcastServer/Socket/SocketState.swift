@@ -116,12 +116,10 @@ final class SocketState: @unchecked Sendable {
     /// Verifies tokens (`auth:refresh`).
     var tokens: TokenService { services.tokens }
 
-    /// Connects `socket` as `user`: counts it, reads the user and subscribes the node to the
-    /// user's channel; the user's events arriving meanwhile are held, and pass after the CONNECT
-    /// answer.
-    ///
-    /// The count-and-read script and the SUBSCRIBE (when this node holds none of the user's
-    /// sockets yet) go out together, so a CONNECT waits for one Redis round trip.
+    /// Connects `socket` as `user`: counts it and reads the user in one Redis call. The user's
+    /// events come on the node's own channels, subscribed at start (``SocketHub``): once the
+    /// socket counts, the functions emitting them publish to this node too. Those arriving
+    /// meanwhile are held, and pass after the CONNECT answer.
     /// - Throws: `unauthorized` when the user does not exist; `limit_exceeded` when the user has
     ///   `socket.max_per_user` sockets already; `unavailable` when Redis cannot be reached.
     static func connect(_ socket: SocketIOSocket, as user: UserID, services: SocketServices) async throws(RoomcastError) -> SocketState {

@@ -24,7 +24,7 @@ enum NotificationFixture {
     /// before (by the work awaited so far) has then arrived. Returns those, parsed.
     static func settle(_ inbox: MessageInbox, _ redis: any RedisClientProtocol, on channel: String) async throws -> [Publication] {
         let marker = "settled-\(UUID().uuidString)"
-        _ = try await redis.send("SPUBLISH", channel, #"- 42["test:marker",{"marker":"\#(marker)"}]"#)
+        try await TestNode.publish(#"- 42["test:marker",{"marker":"\#(marker)"}]"#, on: channel, in: redis)
         let messages = try await inbox.wait { $0.contains { String(buffer: $0.payload).contains(marker) } }
         return try messages.filter { $0.channel == channel && !String(buffer: $0.payload).contains("test:marker") }
             .map(Publication.init)
