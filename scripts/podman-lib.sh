@@ -11,7 +11,7 @@
 #                                stand-ins (tests/compose/images/), kept between runs;
 #                                CONTAINERS_CONF=tests/compose/containers.conf when the host's
 #                                settings cannot run a container; exits STATUS (default 1) when
-#                                podman cannot run one either way
+#                                podman does not work or cannot run a container either way
 #   podman_gateway_image         localhost/roomcast:latest, docker/Dockerfile's `prebuilt` target
 #                                around .build/debug/roomcast; not built again when the image was
 #                                made from the same binary, libraries, Dockerfile and config
@@ -63,6 +63,11 @@ podman_install() {
 # ---- base images (kept between runs) -----------------------------------------------------------
 podman_base_images() {  # [STATUS when podman cannot run a container]
     local unusable=${1:-1} mirror name image dir hash
+    if ! podman info >"$logs/info.log" 2>&1; then
+        cat "$logs/info.log" >&2
+        echo "$podman_test_name: podman does not work on this machine (podman info failed)" >&2
+        exit "$unusable"
+    fi
     if ! podman image exists localhost/debian:bookworm; then
         mirror="${ROOMCAST_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
         step "debootstrap bookworm from $mirror -> localhost/debian:bookworm"
