@@ -103,8 +103,8 @@ step "network $network ($subnet); Redis as \`redis\` on it"
 redis_password="$(random_hex)"
 podman run -d --name "$redis" --network "$network" --network-alias redis -e REDISCLI_AUTH="$redis_password" \
     localhost/redis:7.0-bookworm redis-server --bind 0.0.0.0 --save '' --appendonly no \
-    --user default off resetpass -@all --user roomcast on ">$redis_password" '~*' '&*' +@all >/dev/null \
-    || die "starting Redis failed"
+    --user default off resetpass -@all --user roomcast on ">$redis_password" '~*' '&*' +@all >"$logs/redis-run.log" 2>&1 \
+    || { cat "$logs/redis-run.log"; die "starting Redis failed"; }
 
 step "tests/kube/render.py: the Deployment's pods and the Secret, for podman kube play"
 "$py" tests/kube/render.py --manifest "$manifest" --subnet "$subnet" --out "$rendered" \
@@ -117,9 +117,10 @@ eval "$(sed '1,/^#plan$/d' "$logs/render.log")"
 podman secret rm "$secret_name" >/dev/null 2>&1 || true
 podman secret create "$secret_name" "$secret_file" >/dev/null || die "podman secret create $secret_name failed"
 rm -f "$secret_file"
+redis_started=$SECONDS
 until [ "$(podman exec "$redis" redis-cli --user roomcast --no-auth-warning ping 2>/dev/null)" = PONG ]; do
     [ "$(podman inspect -f '{{.State.Running}}' "$redis")" = true ] || die "Redis exited"
-    [ $((SECONDS - t0)) -lt 300 ] || die "Redis does not answer"
+    [ $((SECONDS - redis_started)) -lt 60 ] || die "Redis does not answer within 60 s"
     sleep 0.2
 done
 for i in "${!pods[@]}"; do
@@ -155,7 +156,7 @@ podman run -d --name "$service" --network "$network" \
     -v "$PWD/docker/nginx/roomcast.conf.template:/etc/nginx/templates/default.conf.template:ro" \
     -v "$PWD/docker/nginx/roomcast-resolver.envsh:/docker-entrypoint.d/15-roomcast-resolver.envsh:ro" \
     -v "$endpoints:/etc/nginx/conf.d/endpoints.conf:ro" \
-    localhost/nginx:1.25-bookworm >/dev/null || die "starting nginx failed"
+    localhost/nginx:1.25-bookworm >"$logs/nginx-run.log" 2>&1 || { cat "$logs/nginx-run.log"; die "starting nginx failed"; }
 base="http://$(ip_of "$service"):$service_port"
 
 # ---- the drain ---------------------------------------------------------------------------------

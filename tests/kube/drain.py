@@ -241,9 +241,11 @@ def main():
     for c in clients:
         if c.connects > before[c.label][0]:
             assert c.recovered is True, f"{c.label}: rejoined with recovered={c.recovered}"
+    # Those the pod held came back by themselves; so may a socket of the other pod whose poll or
+    # WebSocket nginx had sent through the stopped one (which passes such requests on to the owner).
     ok(f"every client is connected to {', '.join(survivors)} and back in the room",
-       f"{sum(c.connects > before[c.label][0] for c in clients)} reconnected by themselves "
-       f"(recovered=True, disconnect reasons {sorted({str(c.disconnect_reason) for c in moved})}), "
+       f"{sum(c.connects > before[c.label][0] for c in clients)} reconnected by themselves, {len(moved)} of them "
+       f"held by {victim} (recovered=True, disconnect reasons {sorted({str(c.disconnect_reason) for c in moved})}), "
        f"{time.monotonic() - started:.1f} s after the pod stopped")
     everyone_has(during, clients, WAIT)
     text = announce("after the drain")

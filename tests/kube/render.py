@@ -161,7 +161,7 @@ def main():
         print(f"  ports {[p.get('name') or p['containerPort'] for p in container['ports']]} left out "
               "(podman would publish them on the host)")
     print(f"  Service {service['metadata']['name']} ({service_port['port']} -> {target_port}): "
-          "played by the test (a network alias of the pods, nginx in front)")
+          "played by the test (nginx, an upstream of the pods' addresses as its endpoints)")
     print("  PodDisruptionBudget: not modelled (one pod is stopped at a time by the test itself)")
     print(f"  Secret {secret_name}: podman secret with keys {sorted(literals)}")
 
