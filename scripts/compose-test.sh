@@ -36,11 +36,13 @@
 # what this script stages in .build-prebuilt/: the debug binary scripts/test.sh has just built and
 # tested (.build/debug/roomcast, stripped), the Swift runtime libraries ldd finds for it in the
 # toolchain (it finds them beside itself in /app: SwiftPM links with RUNPATH $ORIGIN) and its
-# *.resources bundles. About 5 s. Rejected: a release build (~11 min from scratch on 2 cores), and
-# `swift build --product roomcast --static-swift-stdlib` on the same .build, which looks like a
-# relink but is not: SwiftPM puts `-static-stdlib -resource-dir .../swift_static` into every Swift
-# module's compile command (SwiftModuleBuildDescription.stdlibArguments), so it recompiles every
-# Swift module, and the next `swift build --build-tests` recompiles them all again. So the image
+# *.resources bundles. About 5 s, and nothing when the image was built from the same binary,
+# libraries, Dockerfile and config (scripts/podman-lib.sh, which scripts/kube-test.sh shares).
+# Rejected: a release build (~11 min from scratch on 2 cores), and `swift build --product roomcast
+# --static-swift-stdlib` on the same .build, which looks like a relink but is not: SwiftPM puts
+# `-static-stdlib -resource-dir .../swift_static` into every Swift module's compile command
+# (SwiftModuleBuildDescription.stdlibArguments), so it recompiles every Swift module, and the next
+# `swift build --build-tests` recompiles them all again. So the image
 # is the real runtime stage, user, health check and compose files, but the code in it is the
 # unoptimised debug build with the shared Swift runtime (the full in-container release build with
 # the static one stays what `docker build` does).
@@ -50,51 +52,19 @@
 # Times on a 2-core machine: docs/operations/deployment.md ("How this is tested").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/podman-lib.sh
 
-t0=$SECONDS
-step() { printf '== compose-test [%3d s] %s\n' "$((SECONDS - t0))" "$*"; }
-die() { echo "compose-test: $*" >&2; exit 1; }
-
-[ "$(id -u)" = 0 ] || die "run as root (rootful podman)"
-
-work=.build-compose          # the virtualenv (ignored by git and by .dockerignore)
-prebuilt=.build-prebuilt     # the staged binary: the build context of the `prebuilt` target
+podman_init compose-test
 # The compose files of each stack (`-f` each), and podman-compose's project names for them.
 stacks=("docker/docker-compose.yml docker/docker-compose.tls.yml" "docker/docker-compose.cluster.yml")
 projects=(docker roomcast-cluster)
-mkdir -p "$work"
-scratch="$(mktemp -d -t roomcast-compose.XXXXXX)"
-logs="$scratch/logs"
-mkdir -p "$logs"
 # The secrets come from this run's environment file (as docker/.env would hold them), not from
 # the shell or a docker/.env of the checkout.
 unset ROOMCAST_JWT_SECRET ROOMCAST_REDIS_PASSWORD ROOMCAST_TLS_DIR
 env_file="$scratch/roomcast.env"
 
 # ---- 1. podman and friends ---------------------------------------------------------------------
-packages=(podman netavark aardvark-dns slirp4netns fuse-overlayfs uidmap runc iptables debootstrap python3-venv)
-missing=()
-for p in "${packages[@]}"; do
-    [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    step "apt-get install ${missing[*]}"
-    apt-get update -q >"$logs/apt.log" 2>&1 || { cat "$logs/apt.log"; die "apt-get update failed"; }
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >>"$logs/apt.log" 2>&1 \
-        || { tail -40 "$logs/apt.log"; die "apt-get install failed"; }
-fi
-
-venv="$work/venv"
-requirements="podman-compose==1.6.0 $(grep -E '^(python-socketio|python-engineio|websocket-client|requests)(\[|==)' tests/e2e/requirements.txt | tr '\n' ' ')"
-if [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$requirements" ]; then
-    step "virtualenv $venv: $requirements"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    # shellcheck disable=SC2086
-    "$venv/bin/pip" install -q --disable-pip-version-check $requirements
-    echo "$requirements" >"$venv/.requirements"
-fi
-py="$venv/bin/python"
+podman_install
 # --foreground: a signal to this script's process group reaches them (timeout makes a group of its own).
 compose() { timeout --foreground 300 "$venv/bin/podman-compose" "$@"; }
 
@@ -121,7 +91,7 @@ take_down() {  # INDEX into stacks/projects
     podman network ls -q --filter "label=io.podman.compose.project=$project" | xargs -r podman network rm -f
     return "$status"
 }
-external_before="$(podman ps -aq --external --no-trunc 2>/dev/null | sort || true)"
+podman_remember_external
 cleanup() {
     local status=$?
     set +e
@@ -141,8 +111,7 @@ cleanup() {
     step "cleanup"
     for i in "${!stacks[@]}"; do take_down "$i" >/dev/null 2>&1; done
     # Working containers of a `podman build` cut short (buildah's), if this run left any.
-    comm -13 <(echo "$external_before") <(podman ps -aq --external --no-trunc 2>/dev/null | sort) \
-        | xargs -r podman rm -f >/dev/null 2>&1
+    podman_remove_new_external
     rm -rf "$scratch"
     step "done (exit $status)"
     exit "$status"
@@ -151,73 +120,14 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- 2. base images (kept between runs) --------------------------------------------------------
-if ! podman image exists localhost/debian:bookworm; then
-    mirror="${ROOMCAST_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-    step "debootstrap bookworm from $mirror -> localhost/debian:bookworm"
-    nice debootstrap --variant=minbase bookworm "$scratch/rootfs" "$mirror" >"$logs/debootstrap.log" 2>&1 \
-        || { tail -30 "$logs/debootstrap.log"; die "debootstrap failed"; }
-    printf '%s\n' "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
-        "deb ${mirror%/debian}/debian-security bookworm-security main" >"$scratch/rootfs/etc/apt/sources.list"
-    rm -rf "$scratch"/rootfs/var/cache/apt/archives/*.deb "$scratch"/rootfs/var/lib/apt/lists/*
-    tar -C "$scratch/rootfs" -c . | podman import --change 'CMD ["bash"]' - localhost/debian:bookworm >"$logs/import.log" 2>&1 \
-        || { cat "$logs/import.log"; die "podman import failed"; }
-    rm -rf "$scratch/rootfs"
-fi
-for name in localhost/debian:bookworm-slim docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim; do
-    podman tag localhost/debian:bookworm "$name"
-done
-
-# The host's podman settings, unless a container cannot run with them (this sandbox: see the file).
-if [ -z "${CONTAINERS_CONF:-}" ] && ! podman run --rm localhost/debian:bookworm true >"$logs/probe.log" 2>&1; then
-    export CONTAINERS_CONF="$PWD/tests/compose/containers.conf"
-    step "the host's podman settings cannot run a container ($(tail -1 "$logs/probe.log")): CONTAINERS_CONF=$CONTAINERS_CONF"
-fi
-podman run --rm localhost/debian:bookworm true || die "podman cannot run a container"
-
-for image in redis:7.0-bookworm nginx:1.25-bookworm; do
-    dir="tests/compose/images/${image%%:*}"
-    hash="$(tar -C "$dir" -c --sort=name --mtime=@0 --owner=0 --group=0 . | sha256sum | cut -c1-16)"
-    if [ "$(podman image inspect -f '{{index .Labels "roomcast.stand-in"}}' "localhost/$image" 2>/dev/null)" != "$hash" ]; then
-        step "stand-in localhost/$image ($dir)"
-        nice podman build --pull=never --label "roomcast.stand-in=$hash" -t "localhost/$image" \
-            -t "docker.io/library/$image" "$dir" >"$logs/image-${image%%:*}.log" 2>&1 \
-            || { tail -30 "$logs/image-${image%%:*}.log"; die "building the $image stand-in failed"; }
-    fi
-done
+podman_base_images
 
 if [ "${1:-}" = --images-only ]; then step "base images ready"; exit 0; fi
 
 # ---- 3. the gateway image from the binary this run built ---------------------------------------
-# The debug binary scripts/test.sh built and tested, stripped, with the Swift runtime libraries it
-# links (those ldd finds in the toolchain) beside it: SwiftPM links executables with the RUNPATH
-# $ORIGIN, so in /app it finds them there. No compiler runs.
-# .build/debug is what `swift build --show-bin-path` names (without waiting for SwiftPM's lock);
-# ROOMCAST_BIN_DIR picks another build's folder.
-bin="${ROOMCAST_BIN_DIR:-.build/debug}"
-[ -x "$bin/roomcast" ] || die "no $bin/roomcast: build first (swift build --build-tests, as scripts/test.sh does)"
-step "stage $bin/roomcast (debug, stripped) + its Swift runtime libraries in $prebuilt/"
-rm -rf "$prebuilt" && mkdir -p "$prebuilt"
-strip -o "$prebuilt/roomcast" "$bin/roomcast"
-cp -R "$bin"/*.resources "$prebuilt/"
-toolchain_libs="$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")/lib/swift/linux"
-ldd "$bin/roomcast" | awk -v dir="$toolchain_libs/" 'index($3, dir) == 1 {print $3}' | xargs -r cp -t "$prebuilt/"
-step "podman build --target prebuilt -> localhost/roomcast:latest ($(du -sh "$prebuilt" | cut -f1) staged)"
-previous_image="$(podman image inspect -f '{{.Id}}' localhost/roomcast:latest 2>/dev/null || true)"
-podman build --format docker --pull=never --target prebuilt -f docker/Dockerfile \
-    -t localhost/roomcast:latest . >"$logs/image-roomcast.log" 2>&1 \
-    || { tail -30 "$logs/image-roomcast.log"; die "building the roomcast image failed"; }
-# The previous run's image (another binary) goes; the layers under it stay as the build cache.
-if [ -n "$previous_image" ] && [ "$previous_image" != "$(podman image inspect -f '{{.Id}}' localhost/roomcast:latest)" ]; then
-    podman rmi "$previous_image" >/dev/null 2>&1 || true
-fi
-podman image inspect -f '    user {{.Config.User}}, healthcheck {{.Config.Healthcheck.Test}}' localhost/roomcast:latest
-# Everything the binary links resolves inside the image (the toolchain is not there).
-missing_libs="$(podman run --rm --entrypoint /usr/bin/ldd localhost/roomcast:latest /app/roomcast | grep -E 'not found|/opt/' || true)"
-[ -z "$missing_libs" ] || die "in the image, the binary does not find: $missing_libs"
+podman_gateway_image
 
 # ---- 4. each compose file ----------------------------------------------------------------------
-random_hex() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
-
 # A CA of this run's own, and a certificate it signed for localhost and 127.0.0.1: nginx serves
 # tls.crt/tls.key (docker/docker-compose.tls.yml mounts the folder); the client trusts ca.crt.
 tls_dir="$scratch/tls"
@@ -247,28 +157,14 @@ compose_stack() {  # INDEX ARGS...: podman-compose on that stack's files with th
     compose --env-file "$env_file" "${files[@]}" "$@"
 }
 
-wait_ready() {  # URL SECONDS [CA]: until it answers 200
-    "$py" -c 'import sys; sys.path.insert(0, "tests/compose"); import smoke; print(sys.argv[1], smoke.wait_ready(sys.argv[1], float(sys.argv[2]), sys.argv[3] or None))' "$1" "$2" "${3:-}"
-}
-
 container_of() {  # PROJECT SERVICE
     podman ps -a --filter "label=io.podman.compose.project=$1" --filter "label=io.podman.compose.service=$2" \
         --format '{{.Names}}' | head -1
 }
 
-ip_of() {  # CONTAINER
-    podman inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$1"
-}
-
 check_node() {  # CONTAINER: non-root, no capabilities, healthy
-    local c=$1 status uid user capeff
-    status="$(podman exec "$c" cat /proc/1/status)"
-    uid="$(awk '/^Uid:/ {print $2}' <<<"$status")"
-    capeff="$(awk '/^CapEff:/ {print $2}' <<<"$status")"
-    user="$(podman exec "$c" id -un)"
-    [ "$uid" != 0 ] && [ "$user" = roomcast ] || die "$c: runs as uid $uid ($user), not as roomcast"
-    [ "$capeff" = 0000000000000000 ] || die "$c: CapEff $capeff, not 0"
-    echo "    $c: pid 1 $(podman exec "$c" cat /proc/1/comm) uid $uid ($user), CapEff $capeff, CapPrm $(awk '/^CapPrm:/ {print $2}' <<<"$status")"
+    local c=$1
+    check_unprivileged "$c"
     local tries=0 out
     until out="$(podman healthcheck run "$c" 2>&1)"; do
         tries=$((tries + 1))

@@ -148,7 +148,7 @@ class Client:
     def _rejoin(self, connection):
         try:
             for room in sorted(self.rooms):
-                ack = self.call("room:join", {"roomId": room, "since": self.offsets.get(room)})
+                ack = self.call("room:join", {"roomId": room, "since": self.offsets.get(room)}, connection=connection)
                 assert ack.get("roomId") == room, ack
             with self.cond:
                 self.rejoined = max(self.rejoined, connection)
@@ -195,14 +195,19 @@ class Client:
     def sid(self):
         return self.sio.eio.sid or ""
 
-    def call(self, event, data, timeout=WAIT):
+    def call(self, event, data, timeout=WAIT, connection=None):
         """Emits with an ack. Until `timeout`, a send lost with a connection (the client
         reconnects by itself) is sent again; element:create and message:send carry a requestId,
-        so the server answers a repeat with the first answer and changes nothing."""
+        so the server answers a repeat with the first answer and changes nothing. With
+        `connection` (a count of connects), only on that connection: the rejoin of a connection
+        that python-socketio has replaced (it can report a connect and then, without a
+        disconnect, another) is left to the newer one's, or both would replay the same events."""
         if event in ("element:create", "message:send"):
             data = {**data, "requestId": uuid.uuid4().hex}
         deadline = time.monotonic() + timeout
         while True:
+            if connection is not None and connection != self.connects:
+                raise AssertionError(f"{self.label} {event}: connection {connection} was replaced by {self.connects}")
             try:
                 if not self.sio.connected:
                     raise socketio.exceptions.BadNamespaceError("not connected")
