@@ -99,9 +99,9 @@ enum TestNode {
     }
 
     /// A message on the test node's channel, as the user's: `<userId> <payload>` on
-    /// `user:{<userId>}:events`; any other message as it is.
+    /// `user:{<userId>}:events`; any other message (another node's channel too) as it is.
     static func filedUnderUser(_ message: RedisPubSubMessage) -> RedisPubSubMessage {
-        guard message.channel.hasPrefix("node-events:"), let space = message.payload.readableBytesView.firstIndex(of: UInt8(ascii: " ")) else {
+        guard message.channel.hasPrefix("node-events:"), message.channel.hasSuffix(id.rawValue), let space = message.payload.readableBytesView.firstIndex(of: UInt8(ascii: " ")) else {
             return message
         }
         var payload = message.payload
