@@ -107,13 +107,14 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
 
     // MARK: The owner's calls
 
-    /// Adds channels to the wanted set. Returns the writes for those whose shard has a link, and
-    /// those left waiting for one.
+    /// Adds channels to the wanted set. Returns the writes for those whose shard has a link (and
+    /// that are not written on one already), and those left waiting for one.
     mutating func subscribe(_ channels: [String]) -> (writes: [Write], waiting: Set<String>) {
         wanted.formUnion(channels)
         var writes: [RedisEndpoint: Write] = [:]
         var waiting: Set<String> = []
-        for channel in channels {
+        // One written on a link already is not written again.
+        for channel in channels where placed[channel] == nil {
             guard let endpoint = owner(of: channel), let link = links[endpoint] else {
                 waiting.insert(channel)
                 continue

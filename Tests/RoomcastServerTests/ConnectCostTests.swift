@@ -20,7 +20,7 @@ struct ConnectCostTests {
         return (alice, server)
     }
 
-    @Test("CONNECT is one function call (user, socket count, newest offset) and subscribes nothing; a disconnect is one ZREM")
+    @Test("CONNECT is one function call (user, socket count, newest offset); the node's channel of the user's slot is subscribed once, for its first user there; a disconnect is one ZREM")
     func oneRoundTripEach() async throws {
         try await TwoNodeCluster.with(environment: Self.environment) { cluster in
             let (alice, server) = try await Self.alice(in: cluster)
@@ -33,9 +33,15 @@ struct ConnectCostTests {
             #expect(try await eventually(within: .seconds(10)) { try await monitor.commands(naming: "{\(alice.id)}").count >= connected.count + 1 })
 
             let all = try await monitor.commands(naming: "{\(alice.id)}")
-            // The user's events come on the node's channels, subscribed at its start.
             #expect(connected == ["fcall"], "\(all)")
             #expect(Array(all.dropFirst(connected.count)) == ["zrem"], "\(all)")
+            // The user's events come on the node's channel of her slot: subscribed for the node's
+            // first user there, kept after she left, not subscribed again when she is back.
+            #expect(try await monitor.commands(naming: #""node-events:"#) == ["ssubscribe"])
+            let again = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(alice.token)"}"#)
+            #expect(try await monitor.commands(naming: "{\(alice.id)}").count == all.count + 1)
+            #expect(try await monitor.commands(naming: #""node-events:"#) == ["ssubscribe"])
+            try await again.close()
         }
     }
 

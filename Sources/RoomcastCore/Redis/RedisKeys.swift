@@ -65,10 +65,10 @@ public enum RedisKeys {
     }
 
     /// Pub/sub channel of the per-user events for `node`'s sockets of the users routed to
-    /// `slotTag` (``NodeEventRouting``): on a Redis Cluster a node subscribes one per slot at
-    /// start, and an event of a user goes to the nodes holding the user's sockets, each on its
-    /// channel of the user's slot (so on the user's shard); on one server, one per node. The
-    /// payload is `<userId> <offset> <frame>`.
+    /// `slotTag` (``NodeEventRouting``): one per slot on a Redis Cluster, so that an event of a
+    /// user goes to each node holding the user's sockets on its channel of the user's slot (so on
+    /// the user's shard), one per node on a single server. A node subscribes one for its first
+    /// user routed to it and keeps it. The payload is `<userId> <offset> <frame>`.
     public static func nodeEvents(_ node: NodeID, slotTag: String) -> String { "node-events:{\(slotTag)}:\(node)" }
     /// ``nodeEvents(_:slotTag:)`` up to the node id, for `user`: what the functions that emit
     /// per-user events complete with each node id found in the user's sockets.

@@ -53,8 +53,9 @@ end
 -- A user's stream keeps about USER_EVENTS_KEPT events and expires a day after the last one.
 --
 -- A user's events are published to the nodes holding the user's sockets, not on a channel of the
--- user's own (a node would subscribe one per connected user): each node subscribes at start to
--- one channel per slot, `node-events:{<slot tag>}:<nodeId>`, and an event goes to each node found
+-- user's own (a node would subscribe one per connected user): each node has one channel per slot,
+-- `node-events:{<slot tag>}:<nodeId>` (one on a single server), subscribed for its first user
+-- routed to it and kept, and an event goes to each node found
 -- in the user's sockets (a socket id is its node's id followed by 20 random characters) on that
 -- node's channel of the user's slot, so on the user's shard. The payload is
 -- `<userId> <offset> <frame>`.

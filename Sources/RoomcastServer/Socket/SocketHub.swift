@@ -14,9 +14,10 @@ import WebSocketServer
 ///
 /// A room's channel is subscribed when its first local socket is added and unsubscribed when its
 /// last one is removed; only those edges reach Redis. A user's events come on the node's own
-/// channels, one per slot (`node-events:{<slot tag>}:<nodeId>`), subscribed once at start: the
-/// functions emitting them publish to the nodes holding the user's sockets, so a connect or a
-/// disconnect subscribes nothing. The sockets of one user are grouped under the user's name
+/// channels (`node-events:{<slot tag>}:<nodeId>`, one per slot on a Redis Cluster, one on a
+/// single server), each subscribed when the node's first user routed to it connects and kept:
+/// the functions emitting them publish to the nodes holding the user's sockets, so a connect
+/// subscribes nothing once its slot's channel is there, and a disconnect never. The sockets of one user are grouped under the user's name
 /// (``RedisKeys/userChannel(_:)``) as a room's are under its channel. Published events are
 /// forwarded to the sockets as the bytes that arrived: no JSON is decoded here.
 ///
@@ -125,29 +126,27 @@ final class SocketHub: Service, SocketIOAdapter {
         let entries = Mutex<[String: Entry]>([:])
     }
 
-    /// The node's channels of per-user events, one per slot, and which of them are not (or no
-    /// longer) subscribed: a user's socket added meanwhile waits for its slot's channel.
+    /// The node's channels of per-user events (one per slot on a Redis Cluster, one on a single
+    /// server): each subscribed when the node's first user routed to it connects, and kept while
+    /// the node runs (at most one per slot), so a connect subscribes nothing once its slot's
+    /// channel is there. A channel whose link is down is waited for.
     private final class NodeRoutes: Sendable {
         let node: NodeID
         let routing: NodeEventRouting
-        let channels: [String]
         private let state = Mutex(State())
 
         private struct State {
-            /// Every channel was confirmed once.
-            var subscribed = false
+            /// The channels asked for: the subscription's future until Redis confirmed it, nil after.
+            var channels: [String: EventLoopFuture<Void>?] = [:]
             /// Channels whose link was lost and is not restored yet.
             var lost: Set<String> = []
-            /// Sockets waiting for a channel.
+            /// Sockets waiting for a lost channel.
             var waiters: [String: [EventLoopPromise<Void>]] = [:]
-
-            func isConfirmed(_ channel: String) -> Bool { subscribed && !lost.contains(channel) }
         }
 
         init(node: NodeID, routing: NodeEventRouting) {
             self.node = node
             self.routing = routing
-            channels = routing.slotTags.map { RedisKeys.nodeEvents(node, slotTag: $0) }
         }
 
         static func isRoute(_ channel: String) -> Bool { channel.hasPrefix("node-events:") }
@@ -155,33 +154,42 @@ final class SocketHub: Service, SocketIOAdapter {
         /// The node's channel of `user`'s events.
         func channel(of user: UserID) -> String { RedisKeys.nodeEventsRoute(forUser: user, routing: routing) + node.rawValue }
 
-        /// Completes when the channel of `user`'s events is subscribed (at once, but at start or
-        /// in an outage of its shard's link); fails after `timeout`.
-        func confirmation(of user: UserID, on loop: any EventLoop, timeout: Duration) -> SocketIOAdapterConfirmation {
+        /// Completes when the channel of `user`'s events is subscribed: at once when it is, after
+        /// its `SSUBSCRIBE` for the node's first user routed to it, or when its lost link is back;
+        /// fails after `timeout`.
+        func confirmation(of user: UserID, on loop: any EventLoop, subscriber: RedisSubscriber, timeout: Duration) -> SocketIOAdapterConfirmation {
             let channel = channel(of: user)
-            let promise = state.withLock { state -> EventLoopPromise<Void>? in
-                guard !state.isConfirmed(channel) else { return nil }
-                let promise = loop.makePromise(of: Void.self)
-                state.waiters[channel, default: []].append(promise)
-                return promise
+            let deadline = NIODeadline.now() + TimeAmount(timeout)
+            let wait = state.withLock { state -> EventLoopFuture<Void>? in
+                if let known = state.channels[channel] {
+                    if let subscribing = known { return subscribing }
+                    guard state.lost.contains(channel) else { return nil }
+                    let promise = loop.makePromise(of: Void.self)
+                    state.waiters[channel, default: []].append(promise)
+                    // A promise completed twice keeps its first result: the later success is ignored.
+                    loop.scheduleTask(deadline: deadline) {
+                        promise.fail(RedisError(.timeout, "the node's channel of the user's events is not subscribed"))
+                    }
+                    return promise.futureResult
+                }
+                let subscribing = subscriber.startSubscribing([channel], deadline: deadline)
+                state.channels[channel] = .some(subscribing)
+                subscribing.whenComplete { [self] result in
+                    let confirmed = self.state.withLock { state -> Bool in
+                        guard case .some(.some(let pending)) = state.channels[channel], pending === subscribing else { return false }
+                        switch result {
+                        case .success: state.channels[channel] = .some(nil)
+                        // Still wanted by the subscriber, which takes it when a link does; the
+                        // next user of the slot waits for that.
+                        case .failure: state.channels[channel] = nil
+                        }
+                        return (try? result.get()) != nil
+                    }
+                    if confirmed { GatewayMetrics.nodeChannels.increment() }
+                }
+                return subscribing
             }
-            guard let promise else { return .done }
-            // A promise completed twice keeps its first result: the later success is ignored.
-            loop.scheduleTask(in: TimeAmount(timeout)) {
-                promise.fail(RedisError(.timeout, "the node's channel of the user's events is not subscribed"))
-            }
-            return SocketIOAdapterConfirmation(promise.futureResult)
-        }
-
-        /// Every channel was confirmed: the waiters of those not lost since go on.
-        func confirmedAll() {
-            let served = state.withLock { state in
-                state.subscribed = true
-                let lost = state.lost
-                return takeWaiters(&state) { !lost.contains($0) }
-            }
-            for promise in served { promise.succeed() }
-            GatewayMetrics.nodeChannels.set(channels.count - state.withLock { $0.lost.count })
+            return wait.map(SocketIOAdapterConfirmation.init) ?? .done
         }
 
         func lost(_ channels: some Sequence<String>) {
@@ -191,18 +199,13 @@ final class SocketHub: Service, SocketIOAdapter {
         func restored(_ channels: Set<String>) {
             let served = state.withLock { state in
                 state.lost.subtract(channels)
-                guard state.subscribed else { return [EventLoopPromise<Void>]() }
-                return takeWaiters(&state) { channels.contains($0) }
+                var served: [EventLoopPromise<Void>] = []
+                for channel in channels {
+                    served += state.waiters.removeValue(forKey: channel) ?? []
+                }
+                return served
             }
             for promise in served { promise.succeed() }
-        }
-
-        private func takeWaiters(_ state: inout State, where served: (String) -> Bool) -> [EventLoopPromise<Void>] {
-            var taken: [EventLoopPromise<Void>] = []
-            for channel in state.waiters.keys where served(channel) {
-                taken += state.waiters.removeValue(forKey: channel) ?? []
-            }
-            return taken
         }
     }
 
@@ -256,28 +259,7 @@ final class SocketHub: Service, SocketIOAdapter {
     }
 
     func run() async throws {
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.subscribeRoutes() }
-            await subscriber.run()
-        }
-    }
-
-    /// Subscribes the node's channels of per-user events, asking again while no link takes them
-    /// (Redis not up yet), until the subscriber shuts down.
-    private func subscribeRoutes() async {
-        while !Task.isCancelled {
-            let deadline = NIODeadline.now() + .milliseconds(Int64(subscriptionTimeout.wholeMilliseconds))
-            do {
-                try await subscriber.startSubscribing(routes.channels, deadline: deadline).get()
-                routes.confirmedAll()
-                logger.debug("subscribed the node's channels of per-user events", metadata: ["channels": "\(routes.channels.count)"])
-                return
-            } catch let error as RedisError where error.code == .clientShutdown {
-                return
-            } catch {
-                logger.debug("the node's channels of per-user events are not subscribed yet", metadata: ["error": "\(error)"])
-            }
-        }
+        await subscriber.run()
     }
 
     /// The names the index groups sockets under for `channels` of a pub/sub link: a room's
@@ -307,7 +289,7 @@ final class SocketHub: Service, SocketIOAdapter {
                     entries[channel] = Entry(sessions: [socket], subscribed: nil)
                 }
             }
-            return routes.confirmation(of: user, on: socket.eventLoop, timeout: subscriptionTimeout)
+            return routes.confirmation(of: user, on: socket.eventLoop, subscriber: subscriber, timeout: subscriptionTimeout)
         }
         let deadline = NIODeadline.now() + .milliseconds(Int64(subscriptionTimeout.wholeMilliseconds))
         let member = socket

@@ -117,8 +117,9 @@ final class SocketState: @unchecked Sendable {
     var tokens: TokenService { services.tokens }
 
     /// Connects `socket` as `user`: counts it and reads the user in one Redis call. The user's
-    /// events come on the node's own channels, subscribed at start (``SocketHub``): once the
-    /// socket counts, the functions emitting them publish to this node too. Those arriving
+    /// events come on the node's own channel of the user's slot (``SocketHub``; subscribed for
+    /// the node's first user there): once the socket counts, the functions emitting them publish
+    /// to this node too. Those arriving
     /// meanwhile are held, and pass after the CONNECT answer.
     /// - Throws: `unauthorized` when the user does not exist; `limit_exceeded` when the user has
     ///   `socket.max_per_user` sockets already; `unavailable` when Redis cannot be reached.
