@@ -26,8 +26,8 @@ struct SubscriberShards<Link: AnyObject, Waiter> {
     }
 
     /// The shard each channel is written on, by the shard's number: a `RedisEndpoint` (over 60
-    /// bytes) kept per channel would be memory per subscribed channel, and a node subscribes one
-    /// channel per connected user.
+    /// bytes) kept per channel would be memory per subscribed channel, and a node may subscribe
+    /// thousands (a room's per room with local sockets).
     private struct Placements {
         /// Every shard a channel was placed on so far (a few: the masters seen).
         private var shards: [RedisEndpoint] = []

@@ -31,11 +31,12 @@ final class SocketHub: Service, SocketIOAdapter {
     private typealias Member = SocketIOSocket
 
     private struct Entry {
-        /// The first inline: a user's channel mostly has one session, and a set of one
+        /// The first inline: a user's group mostly has one session, and a set of one
         /// allocates its storage (memory per idle socket).
         private(set) var sessions: InlineSet<Member>
-        /// Completes when Redis confirmed the subscription; nil once it did (a future kept per
-        /// channel, and a node has a channel per connected user, is memory per idle socket).
+        /// Completes when Redis confirmed a room channel's subscription; nil once it did, and
+        /// always for a user's group (a future kept per entry, and a node has an entry per
+        /// connected user, is memory per idle socket).
         var subscribed: EventLoopFuture<Void>?
         /// A channel's newest offset forwarded here (a room's or a user's stream): older or equal
         /// ones are repeats, and after a pub/sub outage the gap starts right after it.
@@ -45,7 +46,7 @@ final class SocketHub: Service, SocketIOAdapter {
         var held: [EventEnvelope]?
         /// The sessions by event loop, kept between events while the channel's sessions do not
         /// change: a fan-out then reads no socket's loop and copies no member list. Only for
-        /// channels of several sessions (a user's channel mostly has one, and this is memory).
+        /// channels of several sessions (a user's group mostly has one, and this is memory).
         private var groups: [LoopGroup]?
 
         init(sessions: InlineSet<Member>, subscribed: EventLoopFuture<Void>?) {
