@@ -45,13 +45,32 @@ struct UserSocketStoreTests {
             let before = try await Self.sockets(redis, Self.alice)
             try await store.close("a3", of: Self.alice)
             try await Task.sleep(for: .milliseconds(50))
-            try await store.refresh([Self.alice: ["a1", "a2", "a3"], Self.bob: ["b1"]])
+            let gone = try await store.refresh([Self.alice: ["a1", "a2", "a3"], Self.bob: ["b1"]])
+            #expect(gone == [Self.alice: ["a3"]], "the closed socket is reported gone, not revived")
             let after = try await Self.sockets(redis, Self.alice)
             #expect(after.keys.sorted() == ["a1", "a2"])
             for socket in ["a1", "a2"] {
                 #expect(try #require(after[socket]) > (try #require(before[socket])), "\(socket) extended")
             }
             #expect(try await Self.sockets(redis, Self.bob).keys.sorted() == ["b1"])
+            let ttl = try await redis.send(RedisCommand("PTTL", RedisKeys.userSockets(Self.alice)), as: Int.self)
+            #expect((1...60_000).contains(ttl), "\(ttl)")
+        }
+    }
+
+    @Test("sockets Redis lost are reported by a refresh and counted again by restore, for another lifetime")
+    func restore() async throws {
+        try await withTestRedis { redis, _ in
+            let store = UserSocketStore(redis: redis, lifetime: .seconds(60))
+            try await store.open("a1", of: Self.alice, limit: 3)
+            try await store.open("a2", of: Self.alice, limit: 3)
+            // Lost, as a restart without a full AOF or an expiry while Redis was away loses them.
+            _ = try await redis.send(RedisCommand("DEL", RedisKeys.userSockets(Self.alice)))
+            let gone = try await store.refresh([Self.alice: ["a1", "a2"]])
+            #expect(gone == [Self.alice: ["a1", "a2"]])
+            #expect(try await Self.sockets(redis, Self.alice).isEmpty, "a refresh alone revives nothing")
+            try await store.restore(gone)
+            #expect(try await Self.sockets(redis, Self.alice).keys.sorted() == ["a1", "a2"])
             let ttl = try await redis.send(RedisCommand("PTTL", RedisKeys.userSockets(Self.alice)), as: Int.self)
             #expect((1...60_000).contains(ttl), "\(ttl)")
         }

@@ -71,19 +71,47 @@ public struct UserSocketStore: Sendable {
         }
     }
 
-    /// Keeps these sockets counted for another lifetime: one round trip for all of them.
-    /// - Parameter restoring: add back sockets that are gone, too (the node was reaped while
-    ///   alive, or Redis lost them). Only for sockets the caller still holds; without it only
-    ///   sockets still there are extended, so one closed meanwhile does not come back.
-    public func refresh(_ sockets: [UserID: Set<String>], restoring: Bool = false) async throws(RoomcastError) {
+    /// Keeps these sockets counted for another lifetime: one round trip for all of them. Only
+    /// sockets still counted are extended, so one closed meanwhile does not come back.
+    /// - Returns: the sockets that were no longer counted (Redis lost them or let them expire
+    ///   while it was away, or a reaper took them out): the caller puts back those it still
+    ///   holds with ``restore(_:)``. The user's events do not reach a node for a socket that is
+    ///   not counted, so the caller reads back what they missed.
+    @discardableResult
+    public func refresh(_ sockets: [UserID: Set<String>]) async throws(RoomcastError) -> [UserID: Set<String>] {
+        guard !sockets.isEmpty else { return [:] }
+        let expiry = Int(Timestamp.now().milliseconds) + lifetime.wholeMilliseconds
+        let users = sockets.map { (user: $0.key, members: Array($0.value)) }
+        var commands: [RedisCommand] = []
+        commands.reserveCapacity(users.count * 3)
+        for (user, members) in users {
+            let key = RedisKeys.userSockets(user)
+            commands.append(RedisCommand("ZMSCORE", [key] + members.map { $0 as any RedisArgument }))
+            commands.append(RedisCommand("ZADD", [key, "XX"] + members.flatMap { [expiry, $0] as [any RedisArgument] }))
+            commands.append(RedisCommand("PEXPIREAT", key, expiry))
+        }
+        let replies = try await mappingRedisErrors { () throws(RedisError) in
+            try await redis.pipeline(commands)
+        }
+        var gone: [UserID: Set<String>] = [:]
+        for (index, (user, members)) in users.enumerated() {
+            guard case .array(let scores) = replies[index * 3] else { continue }
+            for (member, score) in zip(members, scores) where score.isNull {
+                gone[user, default: []].insert(member)
+            }
+        }
+        return gone
+    }
+
+    /// Counts these sockets again (gone from Redis while their node still holds them), for
+    /// another lifetime.
+    public func restore(_ sockets: [UserID: Set<String>]) async throws(RoomcastError) {
         guard !sockets.isEmpty else { return }
         let expiry = Int(Timestamp.now().milliseconds) + lifetime.wholeMilliseconds
         var commands: [RedisCommand] = []
-        commands.reserveCapacity(sockets.count * 2)
         for (user, userSockets) in sockets {
             let key = RedisKeys.userSockets(user)
-            let mode: [any RedisArgument] = restoring ? [key] : [key, "XX"]
-            commands.append(RedisCommand("ZADD", mode + userSockets.flatMap { [expiry, $0] as [any RedisArgument] }))
+            commands.append(RedisCommand("ZADD", [key] + userSockets.flatMap { [expiry, $0] as [any RedisArgument] }))
             commands.append(RedisCommand("PEXPIREAT", key, expiry))
         }
         _ = try await mappingRedisErrors { () throws(RedisError) in

@@ -148,7 +148,7 @@ public struct Gateway: Sendable {
         let socketStore = UserSocketStore(redis: redis, lifetime: settings.presenceBackstop)
         let presence = PresenceKeeper(
             store: presenceStore, sockets: socketStore, index: NodeIndex(redis: redis, node: nodeID, lifetime: settings.presenceBackstop),
-            interval: settings.presenceBackstop / 3,
+            gaps: hub, interval: settings.presenceBackstop / 3,
             logger: logger.with(label: "presence")
         )
         let connectionsPerAddress = ConnectionsPerAddress(

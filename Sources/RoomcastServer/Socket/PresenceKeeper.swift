@@ -18,6 +18,7 @@ import Synchronization
 final class PresenceKeeper: Service, Sendable {
     private let store: PresenceStore
     private let sockets: UserSocketStore
+    private let gaps: any UserEventGaps
     private let index: NodeIndex
     private let interval: Duration
     private let logger: Logger
@@ -72,8 +73,11 @@ final class PresenceKeeper: Service, Sendable {
         var socket: String
     }
 
-    /// - Parameter interval: how often members are refreshed (a third of their backstop).
-    init(store: PresenceStore, sockets: UserSocketStore, index: NodeIndex, interval: Duration, logger: Logger) {
+    /// - Parameters:
+    ///   - interval: how often members are refreshed (a third of their backstop).
+    ///   - gaps: where a user's events are held and read back while the user's socket count is put back.
+    init(store: PresenceStore, sockets: UserSocketStore, index: NodeIndex, gaps: any UserEventGaps, interval: Duration, logger: Logger) {
+        self.gaps = gaps
         self.store = store
         self.sockets = sockets
         self.index = index
@@ -317,17 +321,38 @@ final class PresenceKeeper: Service, Sendable {
     /// Extends every member and socket held for another backstop lifetime, puts back members
     /// Redis lost, and keeps the index current (prunes rooms and users no longer held, adds back
     /// the held ones, extends both sets).
-    /// - Parameter restoring: put back sockets' counts too (the node was reaped while alive).
+    /// - Parameter restoring: the node was reaped while alive (its counts and members are put
+    ///   back as any that Redis lost are).
     private func refresh(restoring: Bool) async {
         await refreshIndex()
         let counted = state.withLock { $0.connected }.mapValues { Set($0) }
         do {
-            try await sockets.refresh(counted, restoring: restoring)
-            if restoring {
+            let gone = try await sockets.refresh(counted)
+            // Gone from Redis but still held here: counted again. Meanwhile the user's events
+            // did not reach this node, so they are held from before the count is back and read
+            // back from the user's stream after.
+            let held = state.withLock { state -> [UserID: Set<String>] in
+                var held: [UserID: Set<String>] = [:]
+                for (user, userSockets) in gone {
+                    let still = userSockets.intersection(state.connected[user].map { Set($0) } ?? [])
+                    if !still.isEmpty { held[user] = still }
+                }
+                return held
+            }
+            if !held.isEmpty {
+                logger.notice("socket counts restored", metadata: ["users": "\(held.count)"])
+                let users = Array(held.keys)
+                gaps.holdEvents(of: users)
+                do throws(RoomcastError) {
+                    try await sockets.restore(held)
+                } catch {
+                    logger.warning("socket count restore failed", metadata: ["error": "\(error)"])
+                }
+                await gaps.readBackEvents(of: users)
                 // Sockets that closed while their count was put back are taken out again.
                 let current = state.withLock { $0.connected }
-                for (user, userSockets) in counted {
-                    for socket in userSockets.subtracting(current[user] ?? []) {
+                for (user, userSockets) in held {
+                    for socket in userSockets.subtracting(current[user].map { Set($0) } ?? []) {
                         try await sockets.close(socket, of: user)
                     }
                 }
@@ -386,4 +411,14 @@ final class PresenceKeeper: Service, Sendable {
             logger.warning("node index refresh failed", metadata: ["error": "\(error)"])
         }
     }
+}
+
+/// Where a node's per-user events are held and read back while its sockets' counts are put back
+/// (``SocketHub``): a user's events reach the nodes of the user's counted sockets only.
+protocol UserEventGaps: Sendable {
+    /// Holds the users' live events (those whose offset the node follows).
+    func holdEvents(of users: [UserID])
+    /// Sends the users' sockets the events they missed since the last one forwarded, then the
+    /// held ones, and lets live events through again.
+    func readBackEvents(of users: [UserID]) async
 }

@@ -25,7 +25,7 @@ import WebSocketServer
 /// lost link (one shard's, on a Redis Cluster) are subscribed again (by the subscriber) and the
 /// events missed by the rooms and users of that link are read back from their streams; those on
 /// the other shards are not held and not repaired.
-final class SocketHub: Service, SocketIOAdapter {
+final class SocketHub: Service, SocketIOAdapter, UserEventGaps {
     /// A local socket. The user it is connected as (per-recipient events depend on it) is its
     /// context's, read only for the rare event that has a frame per recipient.
     private typealias Member = SocketIOSocket
@@ -113,6 +113,10 @@ final class SocketHub: Service, SocketIOAdapter {
 
     private let subscriber: RedisSubscriber
     private let index: Index
+    private let batcher: LoopWriteBatcher
+    /// Where missed events are read back, and for how long it is retried.
+    private let gapLogs: GapLogs
+    private let gapReadTimeout: Duration
     private let routes: NodeRoutes
     private let logger: Logger
     /// How long Redis may take to confirm a subscription a socket waits for.
@@ -227,6 +231,10 @@ final class SocketHub: Service, SocketIOAdapter {
         let index = Index()
         let routes = NodeRoutes(node: node, routing: NodeEventRouting(isCluster: configuration.isCluster))
         let batcher = LoopWriteBatcher(flushDelay: flushDelay.map(TimeAmount.init))
+        let logs = GapLogs(rooms: eventLog, users: userEventLog)
+        self.batcher = batcher
+        self.gapLogs = logs
+        self.gapReadTimeout = gapReadTimeout
         var configuration = configuration
         configuration.clientName = "roomcast-subscriber"
         self.index = index
@@ -253,7 +261,6 @@ final class SocketHub: Service, SocketIOAdapter {
                 routes.restored(restoredRoutes)
                 GatewayMetrics.nodeChannels.increment(by: Double(restoredRoutes.count))
                 let groups = Self.groups(of: channels, in: index, routes: routes)
-                let logs = GapLogs(rooms: eventLog, users: userEventLog)
                 Task { await Self.repair(groups, in: index, from: logs, through: batcher, patience: gapReadTimeout, logger: logger) }
             }
         }
@@ -367,6 +374,16 @@ final class SocketHub: Service, SocketIOAdapter {
             entry.lastOffset = offset
             entries[channel] = entry
         }
+    }
+
+    // MARK: Gaps of per-user events
+
+    func holdEvents(of users: [UserID]) {
+        Self.hold(users.map(RedisKeys.userChannel), in: index)
+    }
+
+    func readBackEvents(of users: [UserID]) async {
+        await Self.repair(users.map(RedisKeys.userChannel), in: index, from: gapLogs, through: batcher, patience: gapReadTimeout, logger: logger)
     }
 
     /// The number of local sessions in a channel (for tests and metrics).
