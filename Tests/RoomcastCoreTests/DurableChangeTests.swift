@@ -20,9 +20,11 @@ struct DurableChangeTests {
                 #expect(try await eventually(within: .seconds(60)) {
                     try await RedisCluster.cli(["-p", "\(replica.port)", "INFO", "replication"]).contains("master_link_status:up")
                 })
-                // Several connections: the WAIT must follow the call on its own connection.
+                // Several connections: the WAIT must follow the call on its own connection. A second
+                // of patience: the changes made before the freeze must be confirmed by a replica
+                // that a loaded machine may keep waiting for longer than a fraction of one.
                 var configuration = try testConfiguration(master, poolSize: 4)
-                configuration.writeDurability = .replicas(1, timeout: .milliseconds(200))
+                configuration.writeDurability = .replicas(1, timeout: .seconds(1))
                 try await withClient(configuration) { redis in
                     let users = UserStore(redis: redis)
                     let alice = try await users.create(username: "alice", passwordHash: "h", displayName: "Alice")
