@@ -301,7 +301,7 @@ final class PresenceKeeper: Service, Sendable {
         if restoring {
             logger.notice("node lease lapsed while alive: putting back its presence")
             Task {
-                await self.refresh(restoring: true)
+                await self.refresh()
                 self.state.withLock { $0.restoreRunning = false }
             }
         }
@@ -313,17 +313,16 @@ final class PresenceKeeper: Service, Sendable {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 guard (try? await Task.sleep(for: self.interval)) != nil else { return }
-                await self.refresh(restoring: false)
+                await self.refresh()
             }
         }
     }
 
     /// Extends every member and socket held for another backstop lifetime, puts back members
     /// Redis lost, and keeps the index current (prunes rooms and users no longer held, adds back
-    /// the held ones, extends both sets).
-    /// - Parameter restoring: the node was reaped while alive (its counts and members are put
-    ///   back as any that Redis lost are).
-    private func refresh(restoring: Bool) async {
+    /// the held ones, extends both sets). A node reaped while alive gets its counts and members
+    /// back the same way as any that Redis lost.
+    private func refresh() async {
         await refreshIndex()
         let counted = state.withLock { $0.connected }.mapValues { Set($0) }
         do {

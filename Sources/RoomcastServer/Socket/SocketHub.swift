@@ -17,8 +17,9 @@ import WebSocketServer
 /// channels (`node-events:{<slot tag>}:<nodeId>`, one per slot on a Redis Cluster, one on a
 /// single server), each subscribed when the node's first user routed to it connects and kept:
 /// the functions emitting them publish to the nodes holding the user's sockets, so a connect
-/// subscribes nothing once its slot's channel is there, and a disconnect never. The sockets of one user are grouped under the user's name
-/// (``RedisKeys/userChannel(_:)``) as a room's are under its channel. Published events are
+/// subscribes nothing once its slot's channel is there, and a disconnect never. The sockets of
+/// one user are grouped under the user's name (``RedisKeys/userChannel(_:)``) as a room's are
+/// under its channel. Published events are
 /// forwarded to the sockets as the bytes that arrived: no JSON is decoded here.
 ///
 /// Room and user events alike carry stream offsets: after a pub/sub outage the channels of the
@@ -165,20 +166,24 @@ final class SocketHub: Service, SocketIOAdapter, UserEventGaps {
         func confirmation(of user: UserID, on loop: any EventLoop, subscriber: RedisSubscriber, timeout: Duration) -> SocketIOAdapterConfirmation {
             let channel = channel(of: user)
             let deadline = NIODeadline.now() + TimeAmount(timeout)
-            let wait = state.withLock { state -> EventLoopFuture<Void>? in
+            let (wait, isNew) = state.withLock { state -> (EventLoopFuture<Void>?, Bool) in
                 if let known = state.channels[channel] {
-                    if let subscribing = known { return subscribing }
-                    guard state.lost.contains(channel) else { return nil }
+                    if let subscribing = known { return (subscribing, false) }
+                    guard state.lost.contains(channel) else { return (nil, false) }
                     let promise = loop.makePromise(of: Void.self)
                     state.waiters[channel, default: []].append(promise)
                     // A promise completed twice keeps its first result: the later success is ignored.
                     loop.scheduleTask(deadline: deadline) {
                         promise.fail(RedisError(.timeout, "the node's channel of the user's events is not subscribed"))
                     }
-                    return promise.futureResult
+                    return (promise.futureResult, false)
                 }
                 let subscribing = subscriber.startSubscribing([channel], deadline: deadline)
                 state.channels[channel] = .some(subscribing)
+                return (subscribing, true)
+            }
+            // Outside the lock: a future completed already runs this at once, and takes the lock.
+            if isNew, let subscribing = wait {
                 subscribing.whenComplete { [self] result in
                     let confirmed = self.state.withLock { state -> Bool in
                         guard case .some(.some(let pending)) = state.channels[channel], pending === subscribing else { return false }
@@ -192,7 +197,6 @@ final class SocketHub: Service, SocketIOAdapter, UserEventGaps {
                     }
                     if confirmed { GatewayMetrics.nodeChannels.increment() }
                 }
-                return subscribing
             }
             return wait.map(SocketIOAdapterConfirmation.init) ?? .done
         }
