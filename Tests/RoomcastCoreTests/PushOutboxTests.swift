@@ -274,6 +274,37 @@ struct PushOutboxTests {
         }
     }
 
+    @Test("renew: the holder keeps its job, idle time restarted and deliveries unchanged; a worker it was claimed from, or whose job is finished, does not")
+    func renew() async throws {
+        try await withTestRedis { redis, _ in
+            let outbox = try await Self.outbox(redis)
+            let ids = try await Self.enqueue(redis, 2)
+            // Long enough that a loaded machine never takes it between two calls.
+            let wait = Duration.seconds(2)
+            let taken = try await outbox.takeNew(for: "a", count: 10)
+            try await Task.sleep(for: wait + .milliseconds(50))
+
+            // Both overdue; the first renewed by its holder just before its send is not claimed.
+            #expect(try await outbox.renew(taken[0], for: "a"))
+            let claimed = try await outbox.claimOverdue(for: "b", count: 10, waitBeforeRetry: { _ in wait })
+            #expect(claimed.map(\.id) == [ids[1]])
+            var pending = try await NotificationFixture.pending(redis)
+            #expect(pending[ids[0]]?.consumer == "a" && pending[ids[0]]?.deliveries == 1)
+            #expect(pending[ids[1]]?.consumer == "b" && pending[ids[1]]?.deliveries == 2)
+
+            // The worker the second was claimed from must not send it; its new holder may.
+            #expect(try await outbox.renew(taken[1], for: "a") == false)
+            #expect(try await outbox.renew(claimed[0], for: "b"))
+
+            // A finished job is held by no one.
+            #expect(try await outbox.finish(taken[0]))
+            #expect(try await outbox.renew(taken[0], for: "a") == false)
+            pending = try await NotificationFixture.pending(redis)
+            #expect(Set(pending.keys) == [ids[1]])
+            #expect(pending[ids[1]]?.consumer == "b" && pending[ids[1]]?.deliveries == 2)
+        }
+    }
+
     @Test("claimOverdue skips jobs finished meanwhile")
     func claimSkipsFinished() async throws {
         try await withTestRedis { redis, _ in

@@ -134,6 +134,32 @@ extension RoomcastFunctions {
         }
     }
 
+    /// `push_job_renew.lua`: a worker about to send a push job still holds it, its idle time restarted.
+    struct PushJobRenew: RoomcastFunction {
+        static let name = "push_job_renew"
+        static let keys: [FunctionKey<Self>] = [.init("outbox") { $0.outbox }]
+        static let arguments: [FunctionArgument<Self>] = [
+            .init("group") { _ in RedisKeys.pushWorkersGroup }, .init("job") { $0.job }, .init("consumer") { $0.consumer },
+        ]
+
+        /// The job's outbox stream.
+        var outbox: String
+        /// The job's entry id.
+        var job: String
+        /// The worker about to send it.
+        var consumer: String
+
+        struct Reply: FunctionReply {
+            enum Field: String, ReplyField { case held }
+            /// The worker still holds the job: no other node claims it for the in-flight allowance.
+            var held: Bool
+
+            init(_ reply: NamedReply<Field>) throws(RedisError) {
+                held = try reply.decode(.held)
+            }
+        }
+    }
+
     /// `push_job_finish.lua`: a push job acknowledged, dead-lettered when it failed.
     struct PushJobFinish: RoomcastFunction {
         static let name = "push_job_finish"

@@ -27,7 +27,8 @@ public enum RoomcastLibrary {
         RoomcastFunctions.UserSocketOpen.self, RoomcastFunctions.UserSocketsReap.self, RoomcastFunctions.UserEventPublish.self,
         RoomcastFunctions.NodeHeartbeat.self, RoomcastFunctions.NodeReapClaim.self, RoomcastFunctions.NodeRegistryDrop.self,
         RoomcastFunctions.NotificationCreate.self, RoomcastFunctions.NotificationRead.self, RoomcastFunctions.NotificationReadAll.self,
-        RoomcastFunctions.PushTokenClaim.self, RoomcastFunctions.OwnerRelease.self, RoomcastFunctions.PushJobFinish.self,
+        RoomcastFunctions.PushTokenClaim.self, RoomcastFunctions.OwnerRelease.self, RoomcastFunctions.PushJobRenew.self,
+        RoomcastFunctions.PushJobFinish.self,
         RoomcastFunctions.RateLimitHit.self,
     ]
 

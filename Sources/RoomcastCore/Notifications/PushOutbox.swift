@@ -78,6 +78,14 @@ public struct PushOutbox: Sendable {
         return claimed
     }
 
+    /// Called by `consumer` right before it sends `job`: whether it still holds the job. When it
+    /// does, the job's idle time starts again, so the in-flight allowance of ``claimOverdue(for:count:waitBeforeRetry:)``
+    /// counts from the send, however long the worker took to get there; when it does not (another
+    /// worker claimed it meanwhile, or it was finished), the caller must not send it.
+    public func renew(_ job: PushJob, for consumer: String) async throws(RoomcastError) -> Bool {
+        try await redis.call(RoomcastFunctions.PushJobRenew(outbox: stream, job: job.id, consumer: consumer)).held
+    }
+
     /// Finishes `job`: acknowledged and removed from the outbox; with a `failure`, also appended to
     /// the dead-letter stream with that reason.
     /// - Returns: whether this call finished it (`false`: another worker already had).

@@ -14,8 +14,8 @@ final class PushWorker: Service, Sendable {
     private let tokens: PushTokenStore
     private let sender: any PushSender
     private let settings: PushSettings
-    /// A job is never claimed from a worker sooner than this, so a send still in flight is not
-    /// duplicated by another node.
+    /// A job is never claimed from a worker sooner than this after the worker began its send
+    /// (``stillHolds(_:)``), so a send still in flight is not duplicated by another node.
     private let inFlightAllowance: Duration
     private let consumer: String
     private let logger: Logger
@@ -90,6 +90,7 @@ final class PushWorker: Service, Sendable {
             await finish(job, failure: "no answer from \(sender.service) after \(job.deliveries - 1) attempts")
             return
         }
+        guard await stillHolds(job) else { return }
         switch await sender.send(job) {
         case .delivered:
             GatewayMetrics.pushDelivered(jobID: job.id)
@@ -108,6 +109,20 @@ final class PushWorker: Service, Sendable {
         case .refused(let reason):
             await finish(job, failure: reason)
         }
+    }
+
+    /// Whether this worker may send `job` now: it still holds it, and no other node will claim it
+    /// before the send has had its time. A node that took longer than the allowance to get here
+    /// (busy, paused) finds the job claimed by another and leaves it; one that cannot ask Redis
+    /// leaves the job pending for a later claim rather than risk sending it twice.
+    private func stillHolds(_ job: PushJob) async -> Bool {
+        do {
+            if try await outbox.renew(job, for: consumer) { return true }
+            logger.debug("push job taken over by another worker before its send", metadata: ["job": "\(job.id)"])
+        } catch {
+            logger.warning("could not renew a push job before its send; it stays pending", metadata: ["job": "\(job.id)", "error": "\(error)"])
+        }
+        return false
     }
 
     /// A failed attempt: the job stays pending for a later claim, or goes to the dead letters when
