@@ -161,7 +161,11 @@ extension PushWorkerTests {
             }
         }
         try await Self.withFCMServer(respond: respond) { fcm, credentials in
-            let environment = NotificationAPI.environment.merging(credentials.environment(server: fcm)) { $1 }.merging([
+            // Each count below is exact, so no answer may come later than the timeout: a node's
+            // first send connects and exchanges its key for a token too, which a loaded machine
+            // can stretch past 2 s. Retries wait twice the timeout.
+            let fcmSettings = credentials.environment(server: fcm, requestTimeoutMilliseconds: 5000)
+            let environment = NotificationAPI.environment.merging(fcmSettings) { $1 }.merging([
                 "ROOMCAST_PUSH_RETRY_DELAY_MS": "100", "ROOMCAST_PUSH_MAX_ATTEMPTS": "3", "ROOMCAST_PUSH_POLL_INTERVAL_MS": "50",
             ]) { $1 }
             try await TwoNodeCluster.with(environment: environment) { cluster in
@@ -174,7 +178,7 @@ extension PushWorkerTests {
                     let created = try await NotificationAPI.create(for: user, title: "For \(name)", on: cluster.node2)
                     notificationOf[token] = created.notification["id"].stringValue
                 }
-                let settled = try await eventually(within: .seconds(30)) {
+                let settled = try await eventually(within: .seconds(60)) {
                     try await cluster.withRedis { redis in
                         let dead = try await NotificationAPI.length(redis, NotificationAPI.deadLetters)
                         let queued = try await NotificationAPI.length(redis, NotificationAPI.fcmOutbox)
