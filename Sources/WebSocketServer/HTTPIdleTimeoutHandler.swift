@@ -25,11 +25,16 @@ final class HTTPIdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     private let timeout: TimeAmount
+    /// When the first request must have arrived, if its clock started before this handler came.
+    private var firstDeadline: NIODeadline?
     private var state = State.waitingForRequest
     private var timer: Scheduled<Void>?
 
-    init(timeout: TimeAmount) {
+    /// - Parameter firstDeadline: the first request's deadline, when its clock started earlier
+    ///   (``WebSocketHandshakeHandler`` read the start of it); `nil`: `timeout` from now.
+    init(timeout: TimeAmount, firstDeadline: NIODeadline? = nil) {
         self.timeout = timeout
+        self.firstDeadline = firstDeadline
     }
 
     /// Takes the handler out of `pipeline`, if it is there.
@@ -86,7 +91,9 @@ final class HTTPIdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func arm(context: ChannelHandlerContext) {
         timer?.cancel()
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: timeout) {
+        let deadline = firstDeadline ?? context.eventLoop.now + timeout
+        firstDeadline = nil
+        timer = context.eventLoop.scheduleTask(deadline: deadline) {
             bound.value.close(promise: nil)
         }
     }

@@ -22,19 +22,21 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     public let responder: Responder
-    private let limits: WebSocketLimits
-    private let route: WebSocketRoute
+    let limits: WebSocketLimits
+    let route: WebSocketRoute
     /// Makes the handler that sees each request before the upgrade handler; `nil` for none.
-    private let interceptor: RequestInterceptor?
+    let interceptor: RequestInterceptor?
     /// How long a connection may wait for a whole request (see ``HTTPIdleTimeoutHandler``).
-    private let idleTimeout: TimeAmount
+    let idleTimeout: TimeAmount
     /// Refuses a connection over its address's limit; `nil`: no limit.
-    private let connectionsPerAddress: ConnectionsPerAddress?
+    let connectionsPerAddress: ConnectionsPerAddress?
 
     /// Makes a handler that sees every request of a connection (as `HTTPServerRequestPart`s)
     /// before the upgrade handler does, and may answer it itself (the gateway passes requests of
     /// sessions other nodes hold on to them). It leaves the pipeline when the connection becomes
-    /// a WebSocket.
+    /// a WebSocket. A connection's first request that the route accepts as a WebSocket handshake
+    /// is upgraded without it (``WebSocketHandshakeHandler``): it must take only requests the route
+    /// declines.
     public typealias RequestInterceptor = @Sendable () -> any RemovableChannelHandler
 
     /// The pipeline name of a connection's ``RequestInterceptor`` handler.
@@ -77,43 +79,60 @@ public struct WebSocketServerChannel: ServerChildChannel, HTTPChannelHandler {
         }
         return channel.eventLoop.makeCompletedFuture {
             try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
-            let upgrader = WebSocketUpgrader(limits: limits, route: route, eventLoop: channel.eventLoop)
-            let upgrade = NIOTypedHTTPServerUpgradeConfiguration<UpgradeResult>(
-                upgraders: [upgrader],
-                notUpgradingCompletionHandler: { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        // Behind NIO's upgrade handler, which passes it the first request.
-                        try channel.pipeline.syncOperations.addHandler(KeepAliveUpgradeHandler(route: route, limits: limits))
-                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-                        let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
-                            wrappingChannelSynchronously: channel,
-                            configuration: .init(isOutboundHalfClosureEnabled: true)
-                        )
-                        return .notUpgraded(http)
-                    }
-                }
-            )
-            var configuration = NIOUpgradableHTTPServerPipelineConfiguration(upgradeConfiguration: upgrade)
-            // Hummingbird pipelines requests and handles HTTP errors and header validation itself.
-            configuration.enablePipelining = false
-            configuration.enableErrorHandling = false
-            configuration.enableResponseHeaderValidation = false
-            let sync = channel.pipeline.syncOperations
-            let result = try sync.configureUpgradableHTTPServerPipeline(configuration: configuration)
-            let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try sync.addHandler(HTTPIdleTimeoutHandler(timeout: idleTimeout), position: .after(decoder))
-            if let interceptor {
-                // Before the upgrade handler: an upgrade it takes is not ours to answer.
-                try sync.addHandler(interceptor(), name: Self.interceptorName, position: .after(decoder))
-            }
-            if let connectionsPerAddress, case .firstRequest(let address) = connectionsPerAddress.source {
-                try sync.addHandler(FirstRequestAdmission(connections: connectionsPerAddress, address: address), position: .after(decoder))
-            }
-            // Right after the decoder, which reports its errors to the next handler first.
-            try sync.addHandler(HTTPParserErrorResponder(), position: .after(decoder))
-            return Value(upgradeResult: result, channel: channel)
+            let result = channel.eventLoop.makePromise(of: UpgradeResult.self)
+            try channel.pipeline.syncOperations.addHandler(WebSocketHandshakeHandler(server: self, result: result, logger: logger))
+            return Value(upgradeResult: result.futureResult, channel: channel)
         }
+    }
+
+    /// Sets up the HTTP/1.1 pipeline of a connection whose first request is not a WebSocket
+    /// handshake ``WebSocketHandshakeHandler`` takes: NIO's parser and upgrade handler, the
+    /// request-stage handlers, and Hummingbird's handlers once no upgrade is made.
+    /// - Parameter requestDeadline: when the first request must have arrived whole.
+    func addHTTPHandlers(to channel: any Channel, logger: Logger, requestDeadline: NIODeadline?) throws -> EventLoopFuture<UpgradeResult> {
+        let upgrader = WebSocketUpgrader(limits: limits, route: route, eventLoop: channel.eventLoop)
+        let upgrade = NIOTypedHTTPServerUpgradeConfiguration<UpgradeResult>(
+            upgraders: [upgrader],
+            notUpgradingCompletionHandler: { [route, limits] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // Behind NIO's upgrade handler, which passes it the first request.
+                    try channel.pipeline.syncOperations.addHandler(KeepAliveUpgradeHandler(route: route, limits: limits))
+                    try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                    try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                    let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                        wrappingChannelSynchronously: channel,
+                        configuration: .init(isOutboundHalfClosureEnabled: true)
+                    )
+                    return .notUpgraded(http)
+                }
+            }
+        )
+        var configuration = NIOUpgradableHTTPServerPipelineConfiguration(upgradeConfiguration: upgrade)
+        // Hummingbird pipelines requests and handles HTTP errors and header validation itself.
+        configuration.enablePipelining = false
+        configuration.enableErrorHandling = false
+        configuration.enableResponseHeaderValidation = false
+        let sync = channel.pipeline.syncOperations
+        let result = try sync.configureUpgradableHTTPServerPipeline(configuration: configuration)
+        let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        try sync.addHandler(HTTPIdleTimeoutHandler(timeout: idleTimeout, firstDeadline: requestDeadline), position: .after(decoder))
+        if let interceptor {
+            // Before the upgrade handler: an upgrade it takes is not ours to answer.
+            try sync.addHandler(interceptor(), name: Self.interceptorName, position: .after(decoder))
+        }
+        if let connectionsPerAddress, case .firstRequest(let address) = connectionsPerAddress.source {
+            try sync.addHandler(FirstRequestAdmission(connections: connectionsPerAddress, address: address), position: .after(decoder))
+        }
+        // Right after the decoder, which reports its errors to the next handler first.
+        try sync.addHandler(HTTPParserErrorResponder(), position: .after(decoder))
+        return result
+    }
+
+    /// Whether a connection whose addresses are counted by its first request
+    /// (``ConnectionsPerAddress/Source/firstRequest(_:)``) is admitted with `head`; counted if so.
+    func admitsFirstRequest(_ head: HTTPRequestHead, on channel: any Channel) -> Bool {
+        guard let connectionsPerAddress, case .firstRequest(let address) = connectionsPerAddress.source else { return true }
+        return connectionsPerAddress.admit(channel, as: address(head))
     }
 
     public func handle(value: Value, logger: Logger) async {
