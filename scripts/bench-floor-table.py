@@ -103,6 +103,11 @@ def g_connect(kind):
     return g
 
 
+def g_connect_switches(r, s):
+    ok, switches = connect_ok(r, s), f(r, s + ".connect.node_switches")
+    return None if ok is None or switches is None else switches / ok
+
+
 def g_connect_rate(r, s):
     d = js(r, s + "-connect")
     return None if d is None else d["connect"]["rate_per_s"]
@@ -187,6 +192,7 @@ FIGURES = [
     ("CPU per connect, node (µs)", "connect", "%.0f", True, g_connect("node")),
     ("CPU per connect, Redis (µs)", "connect_redis", "%.1f", True, g_connect("redis")),
     ("CPU per connect, node + Redis (µs)", "connect_total", "%.0f", True, g_connect("total")),
+    ("context switches per connect, node", "connect_switches", "%.2f", True, g_connect_switches),
     ("connects/s, load generator on the same cores", "connect_rate", "%.0f", False, g_connect_rate),
     ("idle joined %d: nodes CPU (%% of a core)" % idle_conns, "idle_nodes", "%.2f", True, g_idle("node")),
     ("idle joined %d: Redis CPU (%% of a core)" % idle_conns, "idle_redis", "%.2f", True, g_idle("redis")),

@@ -193,6 +193,9 @@ ticks() {  # utime+stime of the PIDs given, in clock ticks
     done
     echo "$total"
 }
+switches() {  # context switches, voluntary and not, of every thread of the PID given
+    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { n += $2 } END { print n + 0 }'
+}
 machine() {  # busy and total jiffies of all CPUs (the noise: what else ran)
     awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6; exit }' /proc/stat
 }
@@ -334,7 +337,7 @@ register_users() {  # SYSTEM COUNT LABEL
 }
 
 measure_connect() {
-    local system="$1" users=() n0 n1 r0=0 r1=0 t0 t1 m0 m1 profile=""
+    local system="$1" users=() n0 n1 r0=0 r1=0 t0 t1 m0 m1 s0 s1 profile=""
     # Registering them would count as connect cost: first, apart.
     register_users "$system" "$connect_conns" connect
     say "$system connect: $connect_conns sockets on one node, $connect_inflight in flight"
@@ -344,13 +347,14 @@ measure_connect() {
         (sleep 1; perf_during "connect$tag" "$perf_connect_seconds" "${node_pids[0]}") &
         profile=$!
     fi
-    n0=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r0=$(ticks "$redis_pid"); t0=$(now); m0=$(machine)
+    n0=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r0=$(ticks "$redis_pid"); t0=$(now); m0=$(machine); s0=$(switches "${node_pids[0]}")
     run_sioload "$system-connect$tag" "${setup[@]}" ${users[@]+"${users[@]}"} -urls "${urls%%,*}" -conns "$connect_conns" \
         -idle -duration 0s -connect-concurrency "$connect_inflight" -server-pid "${node_pids[0]}"
     sleep 2  # the closes
-    n1=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r1=$(ticks "$redis_pid"); t1=$(now); m1=$(machine)
+    n1=$(ticks "${node_pids[0]}"); [ -n "$redis_pid" ] && r1=$(ticks "$redis_pid"); t1=$(now); m1=$(machine); s1=$(switches "${node_pids[0]}")
     if [ -n "$profile" ]; then wait "$profile"; fi
     put "$system.connect.window_s" "$(calc "$t1 - $t0")"
+    put "$system.connect.node_switches" "$((s1 - s0))"
     put "$system.connect.node_cpu_s" "$(calc "($n1 - $n0) / $hz")"
     put "$system.connect.redis_cpu_s" "$(calc "($r1 - $r0) / $hz")"
     put "$system.connect.machine_cpu_s" "$(calc "(${m1% *} - ${m0% *}) / $hz")"

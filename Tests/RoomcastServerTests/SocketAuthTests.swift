@@ -54,6 +54,17 @@ struct SocketAuthTests {
             #expect(await viaQuery.socketId != nil)
             // The auth object wins over the header.
             #expect(try await refusal(cluster, auth: #"{"token":"garbage"}"#, headers: ["Authorization": "Bearer \(alice.token)"]).code == "unauthorized")
+            // A token JSON-escaped in the auth object is the same token.
+            let escaped = #"\u00"# + String(alice.token.utf8.first!, radix: 16) + alice.token.dropFirst()
+            let viaEscapes = try await SocketIOTestClient.connect(port: cluster.node1.port, auth: #"{"token":"\#(escaped)"}"#)
+            #expect(await viaEscapes.socketId != nil)
+            // An auth object without a string token does not name one: the header's counts.
+            for auth in [#"{"token":5}"#, #"{"token":null}"#, #"{"token":{"jwt":"x"}}"#] {
+                let client = try await SocketIOTestClient.connect(port: cluster.node2.port, headers: ["Authorization": "Bearer \(alice.token)"], auth: auth)
+                #expect(await client.socketId != nil, "\(auth)")
+            }
+            // One that names it twice is no object a signed token may come in.
+            #expect(try await refusal(cluster, auth: #"{"token":"garbage","token":"\#(alice.token)"}"#).code == "unauthorized")
         }
     }
 
