@@ -12,8 +12,9 @@ struct HTTPUpgradeRequestReaderTests {
         + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\nUser-Agent:  SocketIO-Client-Swift \t\r\n\r\n"
 
     /// Scans `text` as it would arrive in pieces of `pieceSize` bytes; the scans' results in order.
-    static func scans(_ text: String, pieceSize: Int, maxHeadBytes: Int = 16 * 1024) -> [HTTPUpgradeRequestReader.Scan] {
-        var reader = HTTPUpgradeRequestReader(maxHeadBytes: maxHeadBytes)
+    /// `maxHeadBytes` nil: the reader's default.
+    static func scans(_ text: String, pieceSize: Int, maxHeadBytes: Int? = nil) -> [HTTPUpgradeRequestReader.Scan] {
+        var reader = maxHeadBytes.map { HTTPUpgradeRequestReader(maxHeadBytes: $0) } ?? HTTPUpgradeRequestReader()
         let bytes = Array(text.utf8)
         var buffer = ByteBuffer()
         var results: [HTTPUpgradeRequestReader.Scan] = []
@@ -65,6 +66,15 @@ struct HTTPUpgradeRequestReaderTests {
         #expect(Self.scans(long, pieceSize: 16, maxHeadBytes: 128).last == .notForUs)
         #expect(Self.scans(long, pieceSize: long.utf8.count, maxHeadBytes: 128).last == .notForUs)
         #expect(Self.scans(long, pieceSize: long.utf8.count, maxHeadBytes: long.utf8.count) == [.head(end: long.utf8.count)])
+    }
+
+    @Test("by default a head of up to 16 KiB is read here, a longer one handed off")
+    func defaultLimit() {
+        let start = "GET / HTTP/1.1\r\nCookie: "
+        let fitting = start + String(repeating: "a", count: 16 * 1024 - start.utf8.count - 4) + "\r\n\r\n"
+        #expect(Self.scans(fitting, pieceSize: fitting.utf8.count) == [.head(end: 16 * 1024)])
+        let over = start + String(repeating: "a", count: 16 * 1024 - start.utf8.count - 3) + "\r\n\r\n"
+        #expect(Self.scans(over, pieceSize: over.utf8.count) == [.notForUs])
     }
 
     @Test("found whole but left to NIO's parser: another version, a body, a folded or nameless field, a space in the target", arguments: [
