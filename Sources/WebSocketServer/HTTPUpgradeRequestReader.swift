@@ -52,6 +52,20 @@ struct HTTPUpgradeRequestReader {
         }
     }
 
+    /// Whether the head in `bytes` has a field named `Upgrade` (any case): a head without one (a
+    /// poll, a REST `GET`) is handed on without being parsed here first.
+    static func hasUpgradeField(_ bytes: ByteBufferView) -> Bool {
+        let name = Array("\nupgrade:".utf8)
+        var matched = 0
+        for byte in bytes {
+            // ASCII letters compared without their case bit.
+            let folded = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+            matched = folded == name[matched] ? matched + 1 : (folded == name[0] ? 1 : 0)
+            if matched == name.count { return true }
+        }
+        return false
+    }
+
     /// The request head in `bytes` (a whole head as ``scan(_:)`` found it, blank line included),
     /// or `nil` when it is not a bodiless HTTP/1.1 `GET` this reader takes.
     static func parse(_ bytes: ByteBufferView) -> HTTPRequestHead? {

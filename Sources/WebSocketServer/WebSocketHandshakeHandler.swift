@@ -108,7 +108,8 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     /// Answers the head that ends at `headEnd` with `101` and becomes the WebSocket handler, when it
     /// is an upgrade the route accepts and the connection's address is admitted.
     private func upgrade(headEnd: Int, context: ChannelHandlerContext) -> Bool {
-        guard var bytes = buffered, let head = HTTPUpgradeRequestReader.parse(bytes.readableBytesView.prefix(headEnd)),
+        guard var bytes = buffered, HTTPUpgradeRequestReader.hasUpgradeField(bytes.readableBytesView.prefix(headEnd)),
+            let head = HTTPUpgradeRequestReader.parse(bytes.readableBytesView.prefix(headEnd)),
             head.isUpgradeToWebSocket,
             let (headers, accepted) = WebSocketUpgrader.accept(
                 head, route: server.route, compression: server.limits.compression, responseHeaders: [:]

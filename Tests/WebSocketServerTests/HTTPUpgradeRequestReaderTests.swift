@@ -88,6 +88,16 @@ struct HTTPUpgradeRequestReaderTests {
         #expect(HTTPUpgradeRequestReader.parse(ByteBuffer(string: text).readableBytesView) == nil)
     }
 
+    @Test("an Upgrade field is found in any case, and only as a field's name")
+    func upgradeField() {
+        func has(_ text: String) -> Bool { HTTPUpgradeRequestReader.hasUpgradeField(ByteBuffer(string: text).readableBytesView) }
+        #expect(has(Self.handshake))
+        #expect(has("GET / HTTP/1.1\r\nuPgRaDe: websocket\r\n\r\n"))
+        #expect(!has("GET /socket.io/?EIO=4&transport=polling HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\n\r\n"))
+        #expect(!has("GET / HTTP/1.1\r\nX-Upgrade: websocket\r\nVia: upgrade:1\r\n\r\n"))
+        #expect(!has("GET /upgrade: HTTP/1.1\r\n\r\n"))
+    }
+
     @Test("Content-Length: 0 is no body")
     func emptyBody() throws {
         let head = try #require(HTTPUpgradeRequestReader.parse(ByteBuffer(string: "GET /x HTTP/1.1\r\nContent-Length: 0\r\n\r\n").readableBytesView))
